@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Bootstrap and run mdchunks from a fresh checkout with nothing but Python 3.11+.
+
+    python3 dev.py demo    # ingest sample/ into the embedded database, then search it
+    python3 dev.py test    # run the whole test suite (extra args go to pytest)
+    python3 dev.py mdchunks ARGS...   # any mdchunks command, inside the project venv
+
+The first call creates `.venv/` and installs the project with its test extras;
+later calls reinstall only when pyproject.toml changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+STAMP = VENV / ".mdchunks-installed"
+DEMO_QUERY = "ownership rules"
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    # No internet here, and users should not be phoned home on our behalf.
+    env["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def ensure_venv() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"mdchunks needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text().strip() == wanted:
+        return
+    if not (BIN / "python").exists():
+        print(f"dev.py: creating {VENV.relative_to(ROOT)}/", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    print("dev.py: installing mdchunks and its test dependencies (first run only)", flush=True)
+    pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "install", "-e", f"{ROOT}[test]"], check=True, env=_environment())
+    STAMP.write_text(wanted + "\n")
+
+
+def run(argv: list[str]) -> int:
+    return subprocess.run(argv, cwd=ROOT, env=_environment()).returncode
+
+
+def main(args: list[str]) -> int:
+    if not args or args[0] in {"-h", "--help", "help"}:
+        print(__doc__)
+        return 0
+    command, rest = args[0], args[1:]
+    ensure_venv()
+    if command == "demo":
+        status = run([str(BIN / "mdchunks"), "ingest", "sample", "--source", "sample", *rest])
+        if status not in (0,):
+            return status
+        return run([str(BIN / "mdchunks"), "search", DEMO_QUERY, "-k", "3"])
+    if command == "test":
+        return run([str(BIN / "python"), "-m", "pytest", *rest])
+    if command == "mdchunks":
+        return run([str(BIN / "mdchunks"), *rest])
+    print(f"dev.py: unknown command {command!r}\n{__doc__}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
