@@ -34,7 +34,7 @@ def _environment() -> dict[str, str]:
 
 
 def ensure_venv() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py is what an older Python runs first
         sys.exit(f"mdchunks needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text().strip() == wanted:
@@ -44,7 +44,16 @@ def ensure_venv() -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
     print("dev.py: installing mdchunks and its test dependencies (first run only)", flush=True)
     pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
-    subprocess.run([*pip, "install", "-e", f"{ROOT}[test]"], check=True, env=_environment())
+    # Build-backend chatter is noise on success; show it only when pip fails.
+    done = subprocess.run(
+        [*pip, "install", "-e", f"{ROOT}[test]"],
+        env=_environment(),
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        sys.exit(f"dev.py: installing the project failed (pip exit status {done.returncode})")
     STAMP.write_text(wanted + "\n")
 
 

@@ -4,8 +4,32 @@ A pure library: it imports tree-sitter and tree-sitter-markdown only (no
 cocoindex, no database driver), so any cocoindex app can use it:
 
     from heading_index import build_index, assign, decode_document
+
+    text = decode_document(path.read_bytes())   # UTF-8, one leading BOM removed
+    index = build_index(text)                   # never raises, for any str
+    columns = assign(index, [(c.start, c.end) for c in chunks])
+
+Choices where DESIGN sections 2-3 are silent:
+- `Heading.end` is just past the heading's last line *including* its line
+  ending, so `text[h.start:h.end]` is the heading's lines and the body starts
+  at `h.end`; `start` is the start of the first line (indentation included).
+- Front matter (`---` YAML, `+++` TOML, first line of the document) and GFM
+  pipe tables are what tree-sitter-markdown makes of them: a line right after a
+  pipe table is a table row, as on GitHub, not a setext heading.
+- Heading text collapses every Unicode whitespace run (`str.split()`) to one
+  space; NUL becomes U+FFFD. `[text][label]` is a link only if the document
+  defines `label` anywhere. Attribute blocks: `{#id}`, `{.class}`,
+  `{#id .class key=value}`, `{: #id }`, `{-}`, after whitespace, at the end of
+  the heading (before or after an ATX closing sequence).
+- `assign`: spans in document order (starts non-decreasing). If the first
+  chunk overlapping the ancestor's section is the chunk itself (only when the
+  spans leave text uncovered, as a chunker that drops heading lines does),
+  `parent_position` is None: a chunk is never its own parent.
 """
 
+from heading_index.assign import assign
+from heading_index.decode import DocumentDecodeError, decode_document
+from heading_index.index import build_index
 from heading_index.model import ChunkHeadings, Heading, HeadingIndex
 
 # Part of every recipe fingerprint: bump it whenever a change here can change

@@ -7,22 +7,29 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Heading:
+    """One structural heading; offsets are code points of the indexed text."""
+
     level: int  # 1..6
     text: str  # plain inline text (DESIGN section 2)
-    start: int  # first character of its first line
-    end: int  # just past its last line (the underline, for setext)
+    start: int  # start of its first line (indentation included)
+    end: int  # just past its last line and that line's ending (the underline, for setext)
     section_end: int  # start of the next heading of level <= own, else len(doc)
     path: tuple[str, ...]  # ancestors' texts, root first, self last
+    parent: int | None = None  # index in HeadingIndex.headings of the nearest ancestor
 
 
 @dataclass(frozen=True, slots=True)
 class HeadingIndex:
+    """Every structural heading of one document, in document order."""
+
     headings: tuple[Heading, ...]
     length: int  # len() of the indexed text, in code points
 
 
 @dataclass(frozen=True, slots=True)
 class ChunkHeadings:
+    """One chunk's heading columns; the three heading fields are None/() together."""
+
     heading_text: str | None
     heading_level: int | None
     heading_path: tuple[str, ...]

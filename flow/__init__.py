@@ -1,0 +1,53 @@
+"""mdchunks' cocoindex app, its database and its CLI.
+
+The only package that knows cocoindex and Postgres. The Python API:
+
+    import flow
+    report = flow.ingest("docs/", source="docs")          # -> IngestReport
+    flow.backfill(source="docs", headings=True)            # -> [IngestReport]
+    flow.status(); flow.search("ownership rules", k=5); flow.drop("docs")
+"""
+
+import os
+
+# Before anything imports cocoindex: no telemetry (it would try a network host).
+os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
+
+from flow.api import (
+    DropReport,
+    Failure,
+    IngestReport,
+    SearchHit,
+    SourceStatus,
+    StatusReport,
+    backfill,
+    drop,
+    ingest,
+    migrate_database,
+    search,
+    status,
+)
+from flow.errors import MdchunksError
+from flow.rows import NAMESPACE, ChunkRow, DocumentRow, chunk_id
+from flow.settings import Recipe
+
+__all__ = [
+    "NAMESPACE",
+    "ChunkRow",
+    "DocumentRow",
+    "DropReport",
+    "Failure",
+    "IngestReport",
+    "MdchunksError",
+    "Recipe",
+    "SearchHit",
+    "SourceStatus",
+    "StatusReport",
+    "backfill",
+    "chunk_id",
+    "drop",
+    "ingest",
+    "migrate_database",
+    "search",
+    "status",
+]

@@ -1,0 +1,294 @@
+"""The cocoindex app: a source folder -> `content_chunks` rows.
+
+Read top to bottom: settings, context keys, lifespan, row types, the leaf
+function (one document's text -> its rows), the memoized per-document
+function, the app.
+
+Engine state and environment: each run gets an `Environment` of its own
+(rather than the process-wide default one of `@coco.lifespan`), because one
+process may ingest several sources into several databases (tests, the
+harness), and each source's engine state must be bound to the database it
+describes. The state is LMDB under
+`<data dir>/state/<source>-<hash of database identity and source>/`, where
+the database identity is the cluster's system identifier, the database's oid
+and the `content_chunks` table's oid (flow/database.py: never a password).
+Pointing the same data dir at another database, or at a re-created one,
+therefore starts from an empty state: every document is processed once and
+upserts rows with the same uuid5 ids. If a state does not match its database
+anyway (a restored backup, rows deleted by hand), the reconciliation notices
+documents with missing rows and the run re-processes everything once
+(flow/reconcile.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+
+os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
+
+import asyncpg
+import cocoindex as coco
+from cocoindex.connectorkits.target import ManagedBy
+from cocoindex.connectors import localfs, postgres
+from cocoindex.ops.text import RecursiveSplitter
+from cocoindex.resources.file import FileLike
+
+from flow.ledger import Processed, RunLedger
+from flow.listing import matcher
+from flow.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, ChunkRow, DocumentRow, chunk_id
+from flow.settings import Recipe
+from heading_index import ChunkHeadings, DocumentDecodeError, assign, build_index, decode_document
+
+# -- settings -----------------------------------------------------------------
+
+APP_NAME = "mdchunks"
+POOL_MAX_SIZE = 8
+_SPLITTER = RecursiveSplitter()
+_NO_HEADINGS = ChunkHeadings(
+    heading_text=None, heading_level=None, heading_path=(), parent_position=None
+)
+
+# -- context keys ---------------------------------------------------------------
+# Their names are global per process and part of the targets' identity in the
+# engine state (the table target is keyed by the pool's key name): never rename.
+
+DB = coco.ContextKey[asyncpg.Pool]("mdchunks_db")
+ROOT = coco.ContextKey[Path]("mdchunks_root")  # file paths (and memo keys) are relative to it
+RUN = coco.ContextKey[RunLedger]("mdchunks_run")  # this run's ledger; not a memo input
+
+# -- lifespan -----------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def open_environment(
+    *, database_url: str, root: Path, state_dir: Path, run: RunLedger
+) -> AsyncIterator[coco.Environment]:
+    """The environment of one run: a pool, the root, the ledger, the state dir."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=POOL_MAX_SIZE)
+    try:
+        provider = coco.ContextProvider()
+        provider.provide(DB, pool)
+        provider.provide(ROOT, root)
+        provider.provide(RUN, run)
+        env = coco.Environment(coco.Settings(db_path=state_dir), context_provider=provider)
+        try:
+            yield env
+        finally:
+            env.close()
+    finally:
+        await pool.close()
+
+
+# -- row types: flow/rows.py (ChunkRow, DocumentRow) ------------------------------------
+
+
+class DocumentProblem(Exception):
+    """A document that cannot be ingested as it is (the message says why).
+
+    Deterministic in the file's bytes: the document declares no chunk rows, its
+    document row carries the message, and the memo keeps that until the file
+    (or the recipe) changes, so it is reported again on every run meanwhile.
+    """
+
+
+class DocumentTooLarge(Exception):
+    """Raised, not declared: a file that grew past the limit after the walk.
+    Not memoized, so a later run with a higher limit processes it."""
+
+
+def document_text(data: bytes) -> str:
+    """The document's text (UTF-8, one leading BOM removed) or a `DocumentProblem`."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise DocumentProblem(
+            f"binary content: NUL byte at byte offset {nul} (Postgres text cannot hold it)"
+        )
+    try:
+        return decode_document(data)
+    except DocumentDecodeError as exc:
+        raise DocumentProblem(str(exc)) from None
+
+
+# -- leaf function ----------------------------------------------------------------------
+
+
+@coco.fn
+def chunk_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) -> list[ChunkRow]:
+    """Split one document and give every chunk its heading columns and ids."""
+    language = recipe.language_for(rel_path)
+    chunks = _SPLITTER.split(
+        text,
+        recipe.chunk_size,
+        min_chunk_size=recipe.min_chunk_size,
+        chunk_overlap=recipe.chunk_overlap,
+        language=language,
+    )
+    spans = [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
+    if language == "markdown" and recipe.headings:
+        columns: Iterable[ChunkHeadings] = assign(build_index(text), spans)
+    else:
+        columns = [_NO_HEADINGS] * len(spans)
+    fingerprint = recipe.fingerprint()
+    return [
+        ChunkRow(
+            id=chunk_id(source, rel_path, position),
+            source=source,
+            rel_path=rel_path,
+            position=position,
+            char_start=start,
+            char_end=end,
+            text=text[start:end],
+            heading_text=column.heading_text,
+            heading_level=column.heading_level,
+            heading_path=list(column.heading_path),
+            parent_chunk_id=(
+                None
+                if column.parent_position is None
+                else chunk_id(source, rel_path, column.parent_position)
+            ),
+            recipe=fingerprint,
+        )
+        for position, ((start, end), column) in enumerate(zip(spans, columns, strict=True))
+    ]
+
+
+# -- per-document function ----------------------------------------------------------------
+
+
+@coco.fn(memo=True)
+async def process_document(
+    file: FileLike,
+    source: str,
+    recipe: Recipe,
+    chunks: postgres.TableTarget[ChunkRow],
+    documents: postgres.TableTarget[DocumentRow],
+) -> None:
+    """One document -> its chunk rows and its document row.
+
+    Memoized on the file (mtime, then content fingerprint) and on every
+    argument: `recipe` is one, so a changed recipe re-processes every document.
+    """
+    run = coco.use_context(RUN)
+    rel_path = file.file_path.path.as_posix()
+    data = await file.read()
+    if len(data) > run.max_doc_bytes:
+        raise DocumentTooLarge(
+            f"too large: {len(data):,} bytes, over the limit of {run.max_doc_bytes:,} "
+            "(--max-doc-bytes)"
+        )
+    error: str | None = None
+    rows: list[ChunkRow] = []
+    try:
+        rows = chunk_rows(document_text(data), source=source, rel_path=rel_path, recipe=recipe)
+    except DocumentProblem as problem:
+        error = str(problem)
+    for row in rows:
+        chunks.declare_row(row=row)
+    documents.declare_row(
+        row=DocumentRow(
+            source=source,
+            rel_path=rel_path,
+            recipe=recipe.fingerprint(),
+            content_hash=hashlib.sha256(data).hexdigest(),
+            size_bytes=len(data),
+            chunks=len(rows),
+            error=error,
+        )
+    )
+    run.record(Processed(rel_path=rel_path, size_bytes=len(data), chunks=len(rows), error=error))
+
+
+# -- app ------------------------------------------------------------------------------------
+
+
+@coco.fn
+async def app_main(source: str, recipe: Recipe, live: bool) -> None:
+    chunks = await postgres.mount_table_target(
+        DB,
+        CHUNKS_TABLE,
+        await postgres.TableSchema.from_class(ChunkRow, primary_key=["id"]),
+        managed_by=ManagedBy.USER,
+    )
+    documents = await postgres.mount_table_target(
+        DB,
+        DOCUMENTS_TABLE,
+        await postgres.TableSchema.from_class(DocumentRow, primary_key=["source", "rel_path"]),
+        managed_by=ManagedBy.USER,
+    )
+    run = coco.use_context(RUN)
+    keys: dict[str, str] = {}  # the last part of a component's path -> its rel_path
+
+    def record_failure(exc: BaseException, context: coco.ExceptionContext) -> None:
+        if not keys:
+            keys.update({str(coco.ROOT_PATH / rel): rel for rel in run.listing.rel_paths})
+        run.record_raised(rel_path_of(context.stable_path, keys), one_line(exc))
+
+    items: object
+    if live:
+        items = localfs.walk_dir(
+            ROOT, recursive=True, path_matcher=matcher(recipe.suffixes), live=True
+        ).items()
+    else:
+        # The walk already happened (flow/listing.py): same filter, plus the
+        # failures it reports; the stat it took saves one per file here.
+        items = [
+            (
+                entry.rel_path,
+                localfs.File(localfs.FilePath(entry.rel_path, base_dir=ROOT), _stat=entry.stat),
+            )
+            for entry in run.listing.entries
+        ]
+    async with coco.exception_handler(record_failure):
+        await coco.mount_each(process_document, items, source, recipe, chunks, documents)  # type: ignore[arg-type]
+
+
+def build_app(
+    env: coco.Environment, *, source: str, recipe: Recipe, live: bool = False
+) -> coco.App:
+    return coco.App(coco.AppConfig(name=APP_NAME, environment=env), app_main, source, recipe, live)
+
+
+# -- helpers of the exception handler -----------------------------------------------------
+
+_RUST_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|.)")
+
+
+def rel_path_of(stable_path: str, keys: dict[str, str]) -> str:
+    """The document key at the end of a component path (`/@process_document/"a/b.md"`).
+
+    Inside the key every `"` is escaped, so the key starts at the last `/"`.
+    Keys of the listing are looked up as the engine prints them; others (live
+    mode) are unescaped from the engine's (Rust `escape_default`) spelling.
+    """
+    start = stable_path.rfind('/"')
+    if start < 0:
+        return stable_path
+    segment = stable_path[start:]
+    if segment in keys:
+        return keys[segment]
+
+    def unescape(found: re.Match[str]) -> str:
+        code = found.group(1)
+        if code.startswith("u{"):
+            return chr(int(code[2:-1], 16))
+        return {"t": "\t", "r": "\r", "n": "\n", "0": "\0"}.get(code, code)
+
+    return _RUST_ESCAPE.sub(unescape, segment[2:-1])
+
+
+def one_line(exc: BaseException) -> str:
+    """A failure's cause in one line (the document is named by the caller)."""
+    if isinstance(exc, DocumentTooLarge):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return "vanished while the run read it"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"cannot read: {exc.strerror}"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

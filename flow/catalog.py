@@ -1,0 +1,65 @@
+"""What the database remembers about sources and recipes (for backfill, status)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from flow.queries import QUERIES
+from flow.settings import Recipe
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    source: str
+    root: Path
+    recipe: Recipe
+    max_doc_bytes: int
+
+
+def remember(
+    conn: psycopg.Connection, *, source: str, root: Path, recipe: Recipe, max_doc_bytes: int
+) -> None:
+    spec = recipe.to_json()
+    fingerprint = recipe.fingerprint()
+    with conn.transaction():
+        conn.execute(QUERIES["remember_recipe"], {"recipe": fingerprint, "spec": Jsonb(spec)})
+        conn.execute(
+            QUERIES["remember_source"],
+            {
+                "source": source,
+                "root": str(root),
+                "recipe": fingerprint,
+                "recipe_spec": Jsonb(spec),
+                "max_doc_bytes": max_doc_bytes,
+            },
+        )
+
+
+def lookup(conn: psycopg.Connection, source: str) -> SourceRecord | None:
+    row = conn.execute(
+        "SELECT source, root, recipe_spec, max_doc_bytes FROM mdchunks_sources WHERE source = %s",
+        [source],
+    ).fetchone()
+    return None if row is None else _record(row)
+
+
+def all_sources(conn: psycopg.Connection) -> list[SourceRecord]:
+    rows = conn.execute(
+        "SELECT source, root, recipe_spec, max_doc_bytes FROM mdchunks_sources ORDER BY source"
+    ).fetchall()
+    return [_record(row) for row in rows]
+
+
+def _record(row: tuple[object, ...]) -> SourceRecord:
+    source, root, spec, max_doc_bytes = row
+    assert isinstance(spec, dict)
+    return SourceRecord(
+        source=str(source),
+        root=Path(str(root)),
+        recipe=Recipe.from_json(spec),
+        max_doc_bytes=int(str(max_doc_bytes)),
+    )

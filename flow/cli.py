@@ -1,0 +1,541 @@
+"""`mdchunks`: the command line over flow's Python API (kept thin on purpose).
+
+Exit status: 0 done; 1 done, but some documents failed (listed); 2 bad usage,
+option or path; 3 database unreachable or unusable; 4 another run holds the
+source; 5 any other error; 130 interrupted. Errors are one line on stderr
+(set MDCHUNKS_DEBUG=1 for a traceback); passwords are never printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
+
+from flow import api, database
+from flow.errors import MdchunksError, UsageError
+from flow.lock import DEFAULT_WAIT_SECONDS
+from flow.settings import DEFAULT_MAX_DOC_BYTES, Recipe
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+DEFAULTS = Recipe()
+
+
+def _version() -> str:
+    try:
+        return metadata.version("mdchunks")
+    except metadata.PackageNotFoundError:  # run from a checkout that is not installed
+        return "(not installed)"
+
+
+def database_options(command: F) -> F:
+    command = click.option(
+        "--data-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Folder of the embedded PostgreSQL and of the engine state "
+        "[default: ./.mdchunks]. The engine state lives here also with --database-url.",
+    )(command)
+    command = click.option(
+        "--database-url",
+        metavar="URL",
+        default=None,
+        help="postgresql://user:password@host:port/dbname. Default: $DATABASE_URL, "
+        "else an embedded PostgreSQL started in the data dir.",
+    )(command)
+    return command
+
+
+def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
+    def shown(value: object) -> str:
+        return f" [default: {value}]" if defaults_shown else " [default: as last ingested]"
+
+    def decorate(command: F) -> F:
+        command = click.option(
+            "--headings/--no-headings",
+            default=None,
+            help="Fill the heading columns of markdown chunks (off: NULL, as a pipeline "
+            "without the heading index would)." + shown("on"),
+        )(command)
+        command = click.option(
+            "--chunk-overlap",
+            type=int,
+            default=None,
+            metavar="BYTES",
+            help="Overlap between chunks, UTF-8 bytes."
+            + shown(f"{DEFAULTS.chunk_overlap}, or a tenth of a smaller --chunk-size"),
+        )(command)
+        command = click.option(
+            "--min-chunk-size",
+            type=int,
+            default=None,
+            metavar="BYTES",
+            help="Smallest chunk the splitter aims for, UTF-8 bytes."
+            + shown(f"{DEFAULTS.min_chunk_size}, or half a smaller --chunk-size"),
+        )(command)
+        command = click.option(
+            "--chunk-size",
+            type=int,
+            default=None,
+            metavar="BYTES",
+            help="Largest chunk, in UTF-8 bytes (cocoindex's budgets are bytes)."
+            + shown(DEFAULTS.chunk_size),
+        )(command)
+        return command
+
+    return decorate
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(version=_version(), message="mdchunks %(version)s")
+def cli() -> None:
+    """Markdown folders into PostgreSQL as chunks that know their headings.
+
+    Each chunk row of `content_chunks` carries its text, its code-point span
+    in the document, its heading (text, level, path) and the id of the chunk
+    that opens its parent section. Re-runs are incremental; a changed recipe
+    (chunk budgets, heading index version) re-processes every document.
+
+    Without --database-url or DATABASE_URL an embedded PostgreSQL is started
+    in ./.mdchunks (or --data-dir) and kept running for later runs; `mdchunks
+    stop` stops it.
+    """
+
+
+@cli.command()
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="PATH..."
+)
+@click.option(
+    "--source",
+    metavar="NAME",
+    help="Name of the source (rows of one folder) [default: the folder's name]. "
+    "Only with a single PATH.",
+)
+@recipe_options(defaults_shown=True)
+@click.option(
+    "--full-reprocess", is_flag=True, help="Process and rewrite every document, changed or not."
+)
+@click.option(
+    "--live", is_flag=True, help="After catching up, keep watching the folder (Ctrl-C stops)."
+)
+@click.option(
+    "--max-doc-bytes",
+    type=int,
+    default=DEFAULT_MAX_DOC_BYTES,
+    show_default=True,
+    metavar="BYTES",
+    help="Skip (and report) documents larger than this.",
+)
+@click.option(
+    "--lock-wait",
+    type=float,
+    default=DEFAULT_WAIT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for another run on the same source before giving up.",
+)
+@database_options
+def ingest(
+    paths: tuple[Path, ...],
+    source: str | None,
+    chunk_size: int | None,
+    min_chunk_size: int | None,
+    chunk_overlap: int | None,
+    headings: bool | None,
+    full_reprocess: bool,
+    live: bool,
+    max_doc_bytes: int,
+    lock_wait: float,
+    database_url: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Ingest the markdown (.md, .markdown, .mdx) and text (.txt) documents of
+    each PATH into content_chunks, then print a summary.
+
+    Each PATH is one source, walked recursively (hidden folders, .git and
+    node_modules are skipped). Applies the migrations first if needed. Only
+    new and changed documents are processed; rows of removed documents are
+    deleted. Documents that cannot be ingested (invalid UTF-8, binary,
+    too large, unreadable) are listed with their cause and make the exit
+    status 1; they keep no rows.
+    """
+    if source is not None and len(paths) > 1:
+        raise UsageError(
+            "--source names one folder: give one PATH per source, or leave --source out "
+            "to name each source after its folder"
+        )
+    recipe = _recipe(DEFAULTS, chunk_size, min_chunk_size, chunk_overlap, headings)
+    names = [source or api.default_source_name(path) for path in paths]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise UsageError(
+            f"two folders would both be source {duplicates[0]!r}: "
+            "ingest them one at a time with --source"
+        )
+    any_failed = False
+    for path, name in zip(paths, names, strict=True):
+        with _progress(f"ingesting {name}") as progress:
+            report = api.ingest(
+                path,
+                source=name,
+                recipe=recipe,
+                database_url=database_url,
+                data_dir=data_dir,
+                full_reprocess=full_reprocess,
+                max_doc_bytes=max_doc_bytes,
+                lock_wait=lock_wait,
+                progress=progress,
+            )
+        _print_report(report)
+        any_failed = any_failed or not report.ok
+    if paths:
+        _print_database_hint(database_url, data_dir)
+    if live:
+        if len(paths) > 1:
+            raise UsageError("--live watches one folder: give a single PATH")
+        out.print(f"watching {escape(str(paths[0]))} for changes (Ctrl-C to stop)")
+        api.watch(
+            paths[0],
+            source=names[0],
+            recipe=recipe,
+            database_url=database_url,
+            data_dir=data_dir,
+            max_doc_bytes=max_doc_bytes,
+            lock_wait=lock_wait,
+            on_change=lambda line: out.print(escape(line)),
+        )
+    if any_failed:
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--source", metavar="NAME", help="Only this source [default: every source].")
+@recipe_options(defaults_shown=False)
+@click.option(
+    "--full-reprocess", is_flag=True, help="Rewrite every document even if its recipe is current."
+)
+@click.option(
+    "--lock-wait",
+    type=float,
+    default=DEFAULT_WAIT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for another run on the same source before giving up.",
+)
+@database_options
+def backfill(
+    source: str | None,
+    chunk_size: int | None,
+    min_chunk_size: int | None,
+    chunk_overlap: int | None,
+    headings: bool | None,
+    full_reprocess: bool,
+    lock_wait: float,
+    database_url: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Re-process the documents of a source under the current recipe, without
+    touching any file (the re-ingest backfill).
+
+    The recipe is the one the source was last ingested with, changed by the
+    options given here, with the heading index of this version of mdchunks.
+    Every document whose rows were made by another recipe is re-processed and
+    no row of another recipe survives; the summary says what changed.
+    Example: after `ingest --no-headings`, `backfill --headings` fills the
+    heading columns.
+    """
+    with _progress("backfilling") as progress:
+        reports = api.backfill(
+            source=source,
+            chunk_size=chunk_size,
+            min_chunk_size=min_chunk_size,
+            chunk_overlap=chunk_overlap,
+            headings=headings,
+            database_url=database_url,
+            data_dir=data_dir,
+            full_reprocess=full_reprocess,
+            lock_wait=lock_wait,
+            progress=progress,
+        )
+    for report in reports:
+        _print_report(report, verb="backfill")
+    if not all(report.ok for report in reports):
+        sys.exit(1)
+
+
+@cli.command()
+@database_options
+def status(database_url: str | None, data_dir: Path | None) -> None:
+    """Show each source: documents, chunks, the share of chunks with headings,
+    rows per recipe (rows of a recipe other than the source's current one are
+    stale: `backfill` replaces them), and the database in use."""
+    report = api.status(database_url=database_url, data_dir=data_dir)
+    kind = "embedded PostgreSQL" if report.embedded else "PostgreSQL"
+    out.print(f"database: {kind} {escape(report.database)}")
+    out.print(f"inspect:  {escape(report.psql)}")
+    if report.migrations_pending:
+        out.print(
+            f"schema:   not migrated ({len(report.migrations_pending)} pending); "
+            "run `mdchunks migrate` or `mdchunks ingest PATH`"
+        )
+        return
+    if not report.sources:
+        out.print("no sources yet: `mdchunks ingest PATH` adds one")
+        return
+    for source in report.sources:
+        root = escape(source.root or "(root unknown)")
+        out.print(f"[bold]{escape(source.source)}[/bold]  {root}")
+        out.print(
+            f"  documents {source.documents} ({source.failed} failed), chunks {source.chunks}, "
+            f"{source.heading_share:.0%} with headings"
+        )
+        for r in source.recipes:
+            state = "current" if r.current else "[yellow]stale[/yellow] (run `mdchunks backfill`)"
+            out.print(f"  recipe {r.recipe} {state}: {r.rows} rows; {escape(r.description)}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-k", "k", type=int, default=10, show_default=True, help="How many hits to show.")
+@click.option("--source", metavar="NAME", help="Only this source.")
+@database_options
+def search(
+    query: str, k: int, source: str | None, database_url: str | None, data_dir: Path | None
+) -> None:
+    """Full-text search (PostgreSQL, English stemming, web-search syntax:
+    "exact phrase", -exclude, or) over chunk text and heading paths. Prints
+    rank, path, breadcrumb (`A > B > C`, `(preamble)` before the first
+    heading) and a snippet with the matches highlighted."""
+    hits = api.search(query, k=k, source=source, database_url=database_url, data_dir=data_dir)
+    if not hits:
+        out.print("no match")
+        return
+    for hit in hits:
+        location = f"{hit.source}:{hit.rel_path}#{hit.position}"
+        out.print(f"[bold]{hit.rank:6.3f}[/bold]  {escape(location)}")
+        out.print(f"        [cyan]{escape(hit.breadcrumb)}[/cyan]")
+        out.print(f"        {_highlighted(hit.snippet)}")
+
+
+@cli.command("migrate")
+@database_options
+def migrate_command(database_url: str | None, data_dir: Path | None) -> None:
+    """Create or update the schema (content_chunks and the mdchunks_* tables)
+    with the numbered SQL files shipped in the package. Idempotent, and safe
+    to run twice at once. Needs the right to create tables; ingest afterwards
+    needs only INSERT, UPDATE, DELETE and SELECT."""
+    result, shown = api.migrate_database(database_url=database_url, data_dir=data_dir)
+    if result.applied:
+        out.print(
+            f"applied {len(result.applied)} migrations to {escape(shown)}: "
+            f"{', '.join(result.applied)}"
+        )
+    else:
+        out.print(
+            f"schema up to date in {escape(shown)} ({len(result.already)} migrations applied)"
+        )
+
+
+@cli.command()
+@click.option("--source", metavar="NAME", required=True, help="The source whose rows to delete.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@database_options
+def drop(source: str, yes: bool, database_url: str | None, data_dir: Path | None) -> None:
+    """Delete every row of a source (chunks, documents, its record) and its
+    engine state. The tables stay. Asks first unless --yes."""
+    if not api.source_exists(source, database_url=database_url, data_dir=data_dir):
+        raise UsageError(f"unknown source {source!r}: nothing to drop")
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("drop deletes rows: confirm with --yes when not on a terminal")
+        click.confirm(f"Delete every row of source {source!r}?", abort=True)
+    report = api.drop(source, database_url=database_url, data_dir=data_dir)
+    out.print(
+        f"dropped source {escape(source)}: {report.chunks_deleted} chunk rows, "
+        f"{report.documents_deleted} document rows deleted"
+        + ("; engine state removed" if report.state_removed else "")
+    )
+
+
+@cli.command()
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of the embedded PostgreSQL [default: ./.mdchunks].",
+)
+def stop(data_dir: Path | None) -> None:
+    """Stop the embedded PostgreSQL of the data dir (the next command starts it again)."""
+    if database.stop_embedded(data_dir):
+        out.print("embedded PostgreSQL stopped")
+    else:
+        out.print("no embedded PostgreSQL running there")
+
+
+# -- output -------------------------------------------------------------------------------
+
+
+def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
+    out.print(
+        f"[bold]{verb} {escape(report.source)}[/bold] from {escape(str(report.root))}; "
+        f"recipe {report.recipe} ({escape(report.recipe_description)})"
+    )
+    removed = f", {report.removed} removed" if report.removed else ""
+    out.print(
+        f"  documents: {report.processed} processed, {report.unchanged} unchanged, "
+        f"{report.failed} failed{removed}"
+    )
+    out.print(
+        f"  rows:      {report.rows_written} written, {report.rows_deleted} deleted "
+        f"({report.rows_total} in the source)"
+    )
+    out.print(
+        f"  time:      {report.seconds:.1f} s, {report.mb_per_s:.2f} MB/s "
+        f"({report.bytes_processed / 1e6:.2f} MB processed)"
+    )
+    if report.healed:
+        out.print(
+            "  [yellow]note:[/yellow] the engine state did not match the database (rows were "
+            "missing); every document was re-processed to restore them"
+        )
+    if report.failures:
+        err.print(f"[red]{report.failed} documents failed[/red] (they have no rows):")
+        for failure in report.failures:
+            err.print(f"  {escape(failure.rel_path)}: {escape(failure.cause)}")
+
+
+def _print_database_hint(database_url: str | None, data_dir: Path | None) -> None:
+    with contextlib.suppress(MdchunksError):
+        db = database.resolve(database_url, data_dir)
+        kind = "embedded PostgreSQL" if db.embedded else "database"
+        out.print(f"{kind}: {escape(db.display)}")
+        out.print(f"inspect with: {escape(db.psql_command())}")
+
+
+def _highlighted(snippet: str) -> str:
+    text = escape(snippet)
+    return text.replace(api.HIGHLIGHT_START, "[bold yellow]").replace(
+        api.HIGHLIGHT_STOP, "[/bold yellow]"
+    )
+
+
+@contextlib.contextmanager
+def _progress(label: str) -> Iterator[api.ProgressFn | None]:
+    if not out.is_terminal:
+        yield None
+        return
+    progress = Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("documents"),
+        TimeElapsedColumn(),
+        console=out,
+        transient=True,
+    )
+    task = progress.add_task(label, total=None)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    with progress:
+        yield update
+
+
+def _recipe(
+    base: Recipe,
+    chunk_size: int | None,
+    min_chunk_size: int | None,
+    chunk_overlap: int | None,
+    headings: bool | None,
+) -> Recipe:
+    try:
+        return base.with_options(
+            chunk_size=chunk_size,
+            min_chunk_size=min_chunk_size,
+            chunk_overlap=chunk_overlap,
+            headings=headings,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+# -- entry point ------------------------------------------------------------------------------
+
+
+class _OneLineFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage().strip().splitlines()
+        return f"{record.levelname.lower()}: {message[0] if message else ''}"
+
+    def formatException(self, ei: Any) -> str:
+        return ""
+
+
+def _configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLineFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """The console script: one line per error, meaningful exit status."""
+    _configure_logging()
+    debug = bool(os.environ.get("MDCHUNKS_DEBUG"))
+    try:
+        code = cli.main(args=argv, prog_name="mdchunks", standalone_mode=False)
+    except click.exceptions.Abort:
+        err.print("aborted")
+        sys.exit(1)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        out.print(escape(exc.format_message()))
+        sys.exit(0)
+    except click.UsageError as exc:
+        hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+        _fail(f"{exc.format_message()}{hint}", 2)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), exc.exit_code)
+    except MdchunksError as exc:
+        if debug:
+            traceback.print_exc()
+        _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        _fail(
+            f"unexpected {type(exc).__name__}: {' '.join(str(exc).split())} "
+            "(MDCHUNKS_DEBUG=1 shows the traceback)",
+            5,
+        )
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    err.print(f"[red]error:[/red] {escape(message)}")
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Running the app once (or live), with progress, and reading its stats."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import cocoindex as coco
+
+from flow.app import build_app, open_environment, process_document
+from flow.errors import MdchunksError
+from flow.ledger import RunLedger
+from flow.settings import Recipe
+
+ProgressFn = Callable[[int, int], None]  # (documents done, documents in total)
+
+COMPONENT = process_document.__name__  # stats are grouped by the function's name
+PROGRESS_INTERVAL_SECONDS = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class EngineStats:
+    """cocoindex's own counts for the per-document component."""
+
+    added: int = 0  # documents seen for the first time
+    reprocessed: int = 0  # documents processed again (changed, or another recipe)
+    unchanged: int = 0  # memo hits: not processed
+    deleted: int = 0  # documents gone since the last run (their rows deleted)
+    errors: int = 0  # documents whose processing raised
+
+    @classmethod
+    def of(cls, stats: coco.UpdateStats | None) -> EngineStats:
+        group = stats.by_component.get(COMPONENT) if stats else None
+        if group is None:
+            return cls()
+        return cls(
+            added=group.num_adds,
+            reprocessed=group.num_reprocesses,
+            unchanged=group.num_unchanged,
+            deleted=group.num_deletes,
+            errors=group.num_errors,
+        )
+
+    def __add__(self, other: EngineStats) -> EngineStats:
+        return EngineStats(
+            added=self.added + other.added,
+            reprocessed=self.reprocessed + other.reprocessed,
+            unchanged=self.unchanged + other.unchanged,
+            deleted=self.deleted + other.deleted,
+            errors=self.errors + other.errors,
+        )
+
+
+async def run_once(
+    *,
+    database_url: str,
+    root: Path,
+    state_dir: Path,
+    source: str,
+    recipe: Recipe,
+    run: RunLedger,
+    full_reprocess: bool = False,
+    progress: ProgressFn | None = None,
+) -> EngineStats:
+    """One catch-up update of the source; returns when every document is done."""
+    total = len(run.listing.entries)
+    async with open_environment(
+        database_url=database_url, root=root, state_dir=state_dir, run=run
+    ) as env:
+        handle = build_app(env, source=source, recipe=recipe).update(full_reprocess=full_reprocess)
+        poller = asyncio.create_task(_poll(handle, total, progress)) if progress else None
+        try:
+            await handle.result()
+        except Exception as exc:  # the engine itself failed (not one document)
+            raise MdchunksError(f"the ingest engine failed: {_first_line(exc)}") from None
+        finally:
+            if poller:
+                poller.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await poller
+        stats = EngineStats.of(handle.stats())
+    if progress:
+        progress(total, total)
+    return stats
+
+
+async def run_live(
+    *,
+    database_url: str,
+    root: Path,
+    state_dir: Path,
+    source: str,
+    recipe: Recipe,
+    run: RunLedger,
+    on_change: Callable[[EngineStats], Awaitable[None] | None] | None = None,
+) -> EngineStats:
+    """Watch the root and keep the rows current until cancelled (Ctrl-C)."""
+    async with open_environment(
+        database_url=database_url, root=root, state_dir=state_dir, run=run
+    ) as env:
+        handle = build_app(env, source=source, recipe=recipe, live=True).update(live=True)
+        last = EngineStats()
+        try:
+            async for snapshot in handle.watch():
+                current = EngineStats.of(snapshot.stats)
+                if current != last and on_change is not None:
+                    result = on_change(current)
+                    if result is not None:
+                        await result
+                last = current
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:
+            raise MdchunksError(f"the live ingest failed: {_first_line(exc)}") from None
+        return last
+
+
+async def _poll(handle: coco.UpdateHandle[None], total: int, progress: ProgressFn) -> None:
+    while True:
+        stats = handle.stats()
+        group = stats.by_component.get(COMPONENT) if stats else None
+        progress(min(group.num_finished, total) if group else 0, total)
+        await asyncio.sleep(PROGRESS_INTERVAL_SECONDS)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,162 @@
+"""The walk: which documents a root holds, before any of them is read.
+
+Recursive from the root; symlinked folders are followed (a folder that is its
+own ancestor is a loop: reported, not entered); hidden folders (`.git`
+among them) and `node_modules` are not entered, while hidden files are
+documents like others; a file is a document when
+its suffix is one of the recipe's (`.md`, `.markdown`, `.mdx`, `.txt` by
+default, any case). Files and folders the walk cannot use are reported as
+failures naming the path and the cause: unreadable, broken or looping
+symlinks, and documents over the size limit (not read at all).
+
+The result is sorted by `rel_path` (POSIX, relative to the root): the
+listing the reconciliation compares the table with.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_module
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from cocoindex.resources.file import PatternFilePathMatcher
+
+from flow.errors import UsageError
+from flow.settings import exclude_patterns, include_patterns, is_excluded_dir
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    rel_path: str
+    stat: os.stat_result
+
+    @property
+    def size(self) -> int:
+        return self.stat.st_size
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    rel_path: str
+    cause: str
+
+
+@dataclass(slots=True)
+class Listing:
+    root: Path
+    entries: list[Entry] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    @property
+    def rel_paths(self) -> list[str]:
+        return [entry.rel_path for entry in self.entries]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(entry.size for entry in self.entries)
+
+
+def matcher(suffixes: tuple[str, ...]) -> PatternFilePathMatcher:
+    """The same filter the walk applies, for cocoindex's own (live) walker."""
+    return PatternFilePathMatcher(
+        included_patterns=include_patterns(suffixes), excluded_patterns=exclude_patterns()
+    )
+
+
+def check_root(root: Path) -> Path:
+    """The root as an absolute path, or a one-line `UsageError`."""
+    if not root.exists():
+        raise UsageError(f"no such folder: {root}")
+    if not root.is_dir():
+        raise UsageError(f"not a folder: {root} (give the folder that holds the documents)")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise UsageError(f"cannot read the folder {root}: permission denied")
+    return root.resolve()
+
+
+def walk(root: Path, suffixes: tuple[str, ...], max_doc_bytes: int) -> Listing:
+    root = check_root(root)
+    match = matcher(suffixes)
+    listing = Listing(root=root)
+    root_stat = root.stat()
+    # (folder, its path relative to the root, ids of it and its ancestors)
+    stack: list[tuple[Path, PurePosixPath, frozenset[tuple[int, int]]]] = [
+        (root, PurePosixPath(), frozenset({(root_stat.st_dev, root_stat.st_ino)}))
+    ]
+    while stack:
+        folder, rel_folder, ancestors = stack.pop()
+        try:
+            with os.scandir(folder) as scan:
+                children = sorted(scan, key=lambda child: child.name)
+        except OSError as exc:
+            listing.skipped.append(
+                Skipped(_shown(rel_folder) + "/", _cause(exc, "cannot list folder"))
+            )
+            continue
+        subfolders: list[tuple[Path, PurePosixPath, frozenset[tuple[int, int]]]] = []
+        for child in children:
+            rel = rel_folder / child.name
+            try:
+                is_dir = child.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if is_excluded_dir(child.name) or not match.is_dir_included(rel):
+                    continue
+                try:
+                    child_stat = os.stat(child.path)
+                except OSError as exc:
+                    listing.skipped.append(Skipped(f"{rel}/", _cause(exc, "cannot open folder")))
+                    continue
+                ident = (child_stat.st_dev, child_stat.st_ino)
+                if ident in ancestors:
+                    listing.skipped.append(
+                        Skipped(f"{rel}/", "symlink loop: the folder contains itself; not entered")
+                    )
+                    continue
+                subfolders.append((Path(child.path), rel, ancestors | {ident}))
+                continue
+            if not match.is_file_included(rel):
+                continue
+            _add_file(listing, child, rel.as_posix(), max_doc_bytes)
+        stack.extend(reversed(subfolders))
+    listing.entries.sort(key=lambda entry: entry.rel_path)
+    listing.skipped.sort(key=lambda skipped: skipped.rel_path)
+    return listing
+
+
+def _add_file(listing: Listing, child: os.DirEntry[str], rel_path: str, max_doc_bytes: int) -> None:
+    try:
+        file_stat = os.stat(child.path)  # follows symlinks
+    except OSError as exc:
+        if child.is_symlink():
+            listing.skipped.append(Skipped(rel_path, _cause(exc, "broken symlink")))
+        else:
+            listing.skipped.append(Skipped(rel_path, _cause(exc, "vanished or unreadable")))
+        return
+    if not stat_module.S_ISREG(file_stat.st_mode):
+        listing.skipped.append(Skipped(rel_path, "not a regular file"))
+        return
+    if file_stat.st_size > max_doc_bytes:
+        listing.skipped.append(
+            Skipped(
+                rel_path,
+                f"too large: {file_stat.st_size:,} bytes, over the limit of "
+                f"{max_doc_bytes:,} (--max-doc-bytes)",
+            )
+        )
+        return
+    if not os.access(child.path, os.R_OK):
+        listing.skipped.append(Skipped(rel_path, "cannot read: permission denied"))
+        return
+    listing.entries.append(Entry(rel_path=rel_path, stat=file_stat))
+
+
+def _shown(rel: PurePosixPath) -> str:
+    return "." if str(rel) in ("", ".") else rel.as_posix()
+
+
+def _cause(exc: OSError, what: str) -> str:
+    reason = exc.strerror or type(exc).__name__
+    return f"{what}: {reason}"

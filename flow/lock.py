@@ -1,0 +1,76 @@
+"""One run per source at a time: a Postgres advisory lock.
+
+The key is `hashtextextended('mdchunks:source:' || source, 0)` (a bigint
+computed by the server, the same for every client). The lock is a session
+lock on a connection of its own that lives as long as the run, so a killed
+run releases it with its connection.
+
+Policy: a second run on the same source waits up to `wait_seconds` (default
+10, `--lock-wait`), then refuses with a message naming the holder. Runs on
+different sources never wait for each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+
+import psycopg
+
+from flow import database
+from flow.errors import SourceBusy
+from flow.queries import QUERIES
+
+DEFAULT_WAIT_SECONDS = 10.0
+
+
+def lock_name(source: str) -> str:
+    return f"mdchunks:source:{source}"
+
+
+@contextlib.contextmanager
+def source_lock(
+    url: str, source: str, *, wait_seconds: float = DEFAULT_WAIT_SECONDS, purpose: str = "ingest"
+) -> Iterator[psycopg.Connection]:
+    """Hold the source's lock; yields the (autocommit) connection holding it."""
+    conn = database.connect(url, application_name=f"mdchunks {purpose} {source}"[:63])
+    try:
+        key = _key(conn, source)
+        deadline = time.monotonic() + max(wait_seconds, 0.0)
+        while not _try_lock(conn, key):
+            if time.monotonic() >= deadline:
+                raise SourceBusy(_busy_message(conn, source, key, wait_seconds))
+            time.sleep(0.2)
+        try:
+            yield conn
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("SELECT pg_advisory_unlock(%s)", [key])
+    finally:
+        conn.close()
+
+
+def _key(conn: psycopg.Connection, source: str) -> int:
+    row = conn.execute("SELECT hashtextextended(%s, 0)", [lock_name(source)]).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _try_lock(conn: psycopg.Connection, key: int) -> bool:
+    row = conn.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()
+    return bool(row and row[0])
+
+
+def _busy_message(conn: psycopg.Connection, source: str, key: int, waited: float) -> str:
+    holder = None
+    with contextlib.suppress(psycopg.Error):
+        holder = conn.execute(QUERIES["lock_holder"], {"key": key}).fetchone()
+    who = "another run"
+    if holder is not None and holder[0] is not None:
+        app = f" ({holder[1]})" if holder[1] else ""
+        who = f"another run (server pid {holder[0]}{app})"
+    return (
+        f"source {source!r} is being ingested by {who}; waited {waited:g} s. "
+        "Try again when it ends, or pass --lock-wait SECONDS to wait longer"
+    )

@@ -1,0 +1,69 @@
+"""The rows the flow writes, and their ids.
+
+`ChunkRow` is the row type of `content_chunks`, `DocumentRow` of
+`mdchunks_documents`. The migrations own both tables (cocoindex never creates,
+alters or drops them); a test compares these dataclasses with the columns the
+migrations create, so the two cannot drift apart.
+
+Ids are uuid5 over one namespace, computed inline, so the same chunk gets the
+same id in every run, on every machine, whatever happened to the engine state:
+
+    id = uuid5(NAMESPACE, f"chunk:{source}:{rel_path}:{position}")
+
+and `parent_chunk_id` is the same formula with the parent's position.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Annotated
+
+from cocoindex.connectors.postgres import PgType
+
+NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")
+
+CHUNKS_TABLE = "content_chunks"
+DOCUMENTS_TABLE = "mdchunks_documents"
+
+
+def chunk_id(source: str, rel_path: str, position: int) -> uuid.UUID:
+    """The id of the chunk at `position` of a document (also its children's parent id)."""
+    return uuid.uuid5(NAMESPACE, f"chunk:{source}:{rel_path}:{position}")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """One chunk: `text == document[char_start:char_end]` (code-point offsets)."""
+
+    id: uuid.UUID
+    source: str
+    rel_path: str
+    position: Annotated[int, PgType("integer")]
+    char_start: Annotated[int, PgType("integer")]
+    char_end: Annotated[int, PgType("integer")]
+    text: str
+    heading_text: str | None
+    heading_level: Annotated[int, PgType("smallint")] | None
+    heading_path: Annotated[list[str], PgType("text[]")]
+    parent_chunk_id: uuid.UUID | None
+    recipe: str
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRow:
+    """One document of a source, as the last run that processed it saw it.
+
+    Every document the walk hands to cocoindex gets exactly one such row, also
+    when it failed (`error` set, `chunks` 0) or is empty. It is what the
+    reconciliation checks the chunk rows against, and how a failure of a
+    document that has not changed since is reported again on every run.
+    """
+
+    source: str
+    rel_path: str
+    recipe: str
+    content_hash: str  # sha256 of the file's bytes, hex
+    size_bytes: int
+    chunks: Annotated[int, PgType("integer")]
+    error: str | None

@@ -1,0 +1,40 @@
+"""`python -m heading_index FILE...`: one JSON object per heading, one per line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from heading_index.decode import DocumentDecodeError, decode_document
+from heading_index.index import build_index
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: python -m heading_index FILE...", file=sys.stderr)
+        return 2
+    status = 0
+    for name in argv:
+        try:
+            text = decode_document(Path(name).read_bytes())
+        except (OSError, DocumentDecodeError) as exc:
+            print(f"{name}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        for heading in build_index(text).headings:
+            record = {
+                "file": name,
+                "level": heading.level,
+                "text": heading.text,
+                "start": heading.start,
+                "end": heading.end,
+                "section_end": heading.section_end,
+                "path": list(heading.path),
+            }
+            print(json.dumps(record, ensure_ascii=False))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,143 @@
+"""Markdown text -> HeadingIndex: parse, convert offsets, extract text, derive paths."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tree_sitter import Tree
+
+from heading_index.hierarchy import derive_structure
+from heading_index.inline_syntax import normalize_label
+from heading_index.inline_text import plain_text
+from heading_index.link_refs import parse_definitions
+from heading_index.markers import atx_content, lines_with_offsets, setext_content
+from heading_index.model import Heading, HeadingIndex
+from heading_index.offsets import code_point_offsets
+from heading_index.parse import (
+    RawHeading,
+    definition_sites,
+    heading_prefix_length,
+    parse,
+    structural_headings,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Located:
+    """A heading with code-point offsets and its inline source, before the hierarchy."""
+
+    level: int
+    start: int
+    end: int
+    content: str
+
+
+def _encode(text: str) -> bytes:
+    """UTF-8 for the parser, one code point -> one character, offsets preserved.
+
+    NUL becomes U+FFFD (as CommonMark prescribes) and a lone surrogate, which
+    has no UTF-8 form, becomes `?`: both keep the code-point count, so the
+    byte -> code-point mapping stays exact for the original text.
+    """
+    return text.replace("\0", "\ufffd").encode("utf-8", "replace")
+
+
+def build_index(text: str) -> HeadingIndex:
+    """All structural headings of a markdown document, offsets in code points."""
+    if not text:
+        return HeadingIndex(headings=(), length=0)
+    source = _encode(text)
+    prefix_length = heading_prefix_length(source)
+    if prefix_length == 0:
+        return HeadingIndex(headings=(), length=len(text))
+    tree = parse(source[:prefix_length])
+    located = _locate(text, source, structural_headings(tree, source))
+
+    def document_labels() -> frozenset[str]:
+        # Definitions may follow the last heading: they need the whole parse.
+        full_tree = tree if prefix_length == len(source) else parse(source)
+        return _references(full_tree, source)
+
+    references = _LazyLabels(document_labels)
+    texts = [plain_text(heading.content, references) for heading in located]
+    structure = derive_structure(
+        [heading.level for heading in located], [heading.start for heading in located], len(text)
+    )
+    headings: list[Heading] = []
+    for i, heading in enumerate(located):
+        parent = structure.parents[i]
+        path = (*headings[parent].path, texts[i]) if parent is not None else (texts[i],)
+        headings.append(
+            Heading(
+                level=heading.level,
+                text=texts[i],
+                start=heading.start,
+                end=heading.end,
+                section_end=structure.section_ends[i],
+                path=path,
+                parent=parent,
+            )
+        )
+    return HeadingIndex(headings=tuple(headings), length=len(text))
+
+
+def _locate(text: str, source: bytes, raw_headings: list[RawHeading]) -> list[_Located]:
+    """Code-point offsets and inline source of each heading."""
+    byte_offsets = sorted({offset for raw in raw_headings for offset in (raw.start, raw.end)})
+    if len(source) == len(text):  # ASCII: bytes are code points
+        to_code_point = {offset: offset for offset in byte_offsets}
+    else:
+        code_points = code_point_offsets(source, byte_offsets)
+        to_code_point = dict(zip(byte_offsets, code_points, strict=True))
+    located: list[_Located] = []
+    for raw in raw_headings:
+        start, end = to_code_point[raw.start], to_code_point[raw.end]
+        if not raw.setext:  # one line
+            line = text[start:end].rstrip("\r\n")
+            located.append(_Located(raw.level, start, end, atx_content(line)))
+            continue
+        lines = lines_with_offsets(text[start:end])
+        paragraph = [line.lstrip(" \t") for _, line in lines[:-1]]
+        # Leading link reference definitions are not part of the heading
+        # (the parser sometimes leaves them in the paragraph).
+        _, used = parse_definitions(paragraph) if paragraph[0].startswith("[") else ([], 0)
+        if used == len(paragraph):
+            continue  # only definitions: no heading at all
+        located.append(
+            _Located(raw.level, start + lines[used][0], end, setext_content(paragraph[used:]))
+        )
+    return located
+
+
+class _LazyLabels:
+    """The document's link labels, collected on the first look-up.
+
+    Only a bracket that is not an inline link asks, and most headings have
+    none: then the definitions are never looked for (and the part of the
+    document after the last heading never parsed). One per build_index call.
+    """
+
+    def __init__(self, collect: Callable[[], frozenset[str]]) -> None:
+        self._collect = collect
+        self._labels: frozenset[str] | None = None
+
+    def __contains__(self, label: object) -> bool:
+        if self._labels is None:
+            self._labels = self._collect()
+        return label in self._labels
+
+
+def _references(tree: Tree, source: bytes) -> frozenset[str]:
+    """Normalised labels of every link reference definition in the document."""
+    sites = definition_sites(tree, source)
+    labels = {
+        normalize_label(source[start + 1 : end - 1].decode("utf-8", "replace"))
+        for start, end in sites.labels
+    }
+    for start, end in sites.paragraphs:
+        paragraph = source[start:end].decode("utf-8", "replace")
+        lines = [line.lstrip(" \t") for _, line in lines_with_offsets(paragraph)]
+        labels.update(parse_definitions(lines)[0])
+    labels.discard("")
+    return frozenset(labels)

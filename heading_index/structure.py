@@ -1,0 +1,401 @@
+"""The structure-first chunker (DESIGN section 10): sections first, budgets second.
+
+Plain data in, plain data out: the document text, its `HeadingIndex`
+(`build_index`), `StructureOptions`, and a `BudgetSplit` callable for
+oversized sections (the app wraps cocoindex's splitter with
+`budget_split_from`; this package never imports cocoindex).
+
+Decisions where DESIGN is silent:
+- Chunk spans are trimmed: leading blank lines and trailing whitespace are
+  left out (leading indentation of the first line is kept: it can be
+  markup). Every non-whitespace character outside front matter and the
+  excluded splitting-heading lines lies in some chunk.
+- A section whose body is only whitespace (an H1 directly followed by an
+  H2) makes no chunk; the next chunk's breadcrumb names it (`H1 > H2`). Its
+  parent is then NULL: the first chunk overlapping the H1's section is that
+  chunk itself, and a chunk is never its own parent (as in `assign`).
+- Merging (rule 5): a run whose stored text is under `min_chunk_size`
+  absorbs the next section with content (section bodies that are only
+  whitespace are carried along in between) while that section is not
+  shallower than the run's first, and the run stays within `chunk_size`. A
+  run never ends on a heading-only section. `merges` counts the sections
+  folded into an earlier section's chunk.
+- Sizes count the stored text only (UTF-8 bytes). The embed text adds the
+  breadcrumb (at most `breadcrumb_budget` bytes), a blank line and, for a
+  table continuation, the table's header and delimiter rows.
+- The preamble is split like a section when oversized; it never merges.
+- Sizes exceed `chunk_size` only when the budget splitter returns such a
+  piece, when a splitter piece is widened over content the splitter left out
+  (cocoindex drops a list marker when min_chunk_size is tiny, below about 10
+  bytes), or for a table row (bound to the header, for a first row) that is
+  alone over the budget: rows are never cut.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Literal, Protocol
+
+from heading_index.blocks import front_matter_end
+from heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, MIN_BREADCRUMB_BUDGET, render
+from heading_index.breadcrumb import embed_text as compose_embed_text
+from heading_index.model import Heading, HeadingIndex
+from heading_index.oversized import Budgets, BudgetSplit, split_oversized
+from heading_index.text_spans import Span, content_span, utf8_len
+
+# Part of the recipe fingerprint when this chunker is chosen: bump it on any
+# change here that can change a chunk (code outside the memoized function is
+# invisible to cocoindex's memo).
+STRUCTURE_CHUNKER_VERSION = "1"
+
+MergedPath = Literal["first", "common"]
+
+__all__ = [
+    "STRUCTURE_CHUNKER_VERSION",
+    "BudgetSplit",
+    "MergedPath",
+    "StructureChunk",
+    "StructureOptions",
+    "StructureResult",
+    "budget_split_from",
+    "splitting_index",
+    "structure_chunks",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StructureOptions:
+    """The structure chunker's part of the recipe; budgets in UTF-8 bytes."""
+
+    chunk_size: int = 2000
+    min_chunk_size: int = 1000
+    chunk_overlap: int = 200
+    split_levels: int = 3  # headings of levels 1..split_levels start sections
+    merged_path: MergedPath = "first"  # first: the classic rule; common: deepest common ancestor
+    breadcrumb_budget: int = DEFAULT_BREADCRUMB_BUDGET
+
+    def __post_init__(self) -> None:
+        if self.chunk_size < 1:
+            raise ValueError("chunk_size must be at least 1")
+        if not 0 <= self.min_chunk_size <= self.chunk_size:
+            raise ValueError("min_chunk_size must be between 0 and chunk_size")
+        if not 0 <= self.chunk_overlap < self.chunk_size:
+            raise ValueError("chunk_overlap must be at least 0 and below chunk_size")
+        if not 1 <= self.split_levels <= 6:
+            raise ValueError("split_levels must be between 1 and 6")
+        if self.merged_path not in ("first", "common"):
+            raise ValueError("merged_path must be 'first' or 'common'")
+        if self.breadcrumb_budget < MIN_BREADCRUMB_BUDGET:
+            raise ValueError(f"breadcrumb_budget must be at least {MIN_BREADCRUMB_BUDGET} bytes")
+
+
+@dataclass(frozen=True, slots=True)
+class StructureChunk:
+    """One row's worth of chunk; its position is its index in `StructureResult.chunks`."""
+
+    start: int  # code points; text == document[start:end]
+    end: int
+    text: str
+    heading_text: str | None  # the three heading columns are None/() together
+    heading_level: int | None
+    heading_path: tuple[str, ...]
+    parent_position: int | None
+    breadcrumb: str | None  # None exactly when heading_path is empty
+    embed_text: str
+    heading: Heading | None  # the heading the columns name: its section is what they claim
+
+
+@dataclass(frozen=True, slots=True)
+class StructureResult:
+    chunks: tuple[StructureChunk, ...]
+    merges: int  # sections folded into an earlier section's chunk
+    breadcrumb_truncations: int  # chunks whose breadcrumb was cut to the budget
+    oversized_sections: int  # sections (or preambles) handed to the budget splitter
+
+
+class _Position(Protocol):
+    @property
+    def char_offset(self) -> int: ...
+
+
+class _SplitChunk(Protocol):
+    @property
+    def start(self) -> _Position: ...
+    @property
+    def end(self) -> _Position: ...
+
+
+class _Splitter(Protocol):
+    def split(
+        self,
+        text: str,
+        chunk_size: int,
+        *,
+        min_chunk_size: int | None = None,
+        chunk_overlap: int | None = None,
+        language: str | None = None,
+    ) -> Sequence[_SplitChunk]: ...
+
+
+def budget_split_from(splitter: _Splitter, language: str | None = "markdown") -> BudgetSplit:
+    """A `BudgetSplit` over a cocoindex `RecursiveSplitter` (duck-typed: no import here)."""
+
+    def split(
+        text: str, /, *, chunk_size: int, min_chunk_size: int, chunk_overlap: int
+    ) -> list[Span]:
+        chunks = splitter.split(
+            text,
+            chunk_size,
+            min_chunk_size=min_chunk_size,
+            chunk_overlap=chunk_overlap,
+            language=language,
+        )
+        return [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
+
+    return split
+
+
+def splitting_index(index: HeadingIndex, split_levels: int) -> HeadingIndex:
+    """The index restricted to splitting headings (levels 1..split_levels).
+
+    Section ends and paths are unchanged: a heading's section ends at the next
+    heading of its level or shallower, and its ancestors are shallower still,
+    so all of them are splitting headings too. Only `parent` is renumbered.
+    """
+    kept = [i for i, heading in enumerate(index.headings) if heading.level <= split_levels]
+    renumber = {old: new for new, old in enumerate(kept)}
+    headings = tuple(_renumbered(index.headings[i], renumber) for i in kept)
+    return HeadingIndex(headings=headings, length=index.length)
+
+
+def _renumbered(heading: Heading, renumber: dict[int, int]) -> Heading:
+    parent = None if heading.parent is None else renumber[heading.parent]
+    return Heading(
+        level=heading.level,
+        text=heading.text,
+        start=heading.start,
+        end=heading.end,
+        section_end=heading.section_end,
+        path=heading.path,
+        parent=parent,
+    )
+
+
+def structure_chunks(
+    text: str,
+    index: HeadingIndex,
+    options: StructureOptions,
+    budget_split: BudgetSplit,
+) -> StructureResult:
+    """Chunks of `text` (indexed by `index = build_index(text)`) in document order."""
+    if index.length != len(text):
+        raise ValueError(f"index is of a text of {index.length} code points, not {len(text)}")
+    structure = splitting_index(index, options.split_levels)
+    sections = _sections(text, structure)
+    budgets = Budgets(options.chunk_size, options.min_chunk_size, options.chunk_overlap)
+    planned: list[_Planned] = []
+    oversized = 0
+
+    def emit(span: Span, named: int | None) -> None:
+        nonlocal oversized
+        if utf8_len(text[span[0] : span[1]]) <= options.chunk_size:
+            planned.append(_Planned(span[0], span[1], named))
+            return
+        oversized += 1
+        pieces = split_oversized(text, span, budgets, budget_split)
+        planned.extend(_Planned(p.start, p.end, named, p.table_header) for p in pieces)
+
+    preamble = _preamble(text, index, structure)
+    if preamble is not None:
+        emit(preamble, None)
+    merges = 0
+    for run in _runs(text, sections, options):
+        merges += run.absorbed
+        emit((run.start, run.end), _named_heading(structure, run, options.merged_path))
+    chunks, truncations = _finish(text, structure, planned, options.breadcrumb_budget)
+    return StructureResult(tuple(chunks), merges, truncations, oversized)
+
+
+# --- sections and the preamble ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Section:
+    heading: int  # index in the splitting index
+    level: int
+    body: Span | None  # content after the heading's last line; None if only whitespace
+
+
+def _sections(text: str, structure: HeadingIndex) -> list[_Section]:
+    headings = structure.headings
+    next_starts = [h.start for h in headings[1:]] + [len(text)]
+    return [
+        _Section(i, h.level, content_span(text, h.end, next_start))
+        for i, (h, next_start) in enumerate(zip(headings, next_starts, strict=False))
+    ]
+
+
+def _preamble(text: str, index: HeadingIndex, structure: HeadingIndex) -> Span | None:
+    """Content before the first splitting heading, front matter excluded (rule 3)."""
+    end = structure.headings[0].start if structure.headings else len(text)
+    first_heading = index.headings[0].start if index.headings else len(text)
+    return content_span(text, front_matter_end(text, first_heading), end)
+
+
+# --- merging (rule 5) ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    first: int  # section indices, inclusive
+    last: int
+    start: int
+    end: int
+    absorbed: int  # sections after the first folded in (heading-only ones included)
+
+
+def _runs(text: str, sections: list[_Section], options: StructureOptions) -> list[_Run]:
+    runs: list[_Run] = []
+    i = 0
+    while i < len(sections):
+        body = sections[i].body
+        if body is None:
+            i += 1
+            continue
+        last, end = _last_absorbed(text, sections, i, body, options)
+        runs.append(_Run(i, last, body[0], end, last - i))
+        i = last + 1
+    return runs
+
+
+def _last_absorbed(
+    text: str, sections: list[_Section], first: int, body: Span, options: StructureOptions
+) -> tuple[int, int]:
+    """The last section merged into the run starting at `first` (body `body`), its end."""
+    start, end = body
+    size = utf8_len(text[start:end])
+    last = first
+    level = sections[first].level
+    following = first + 1
+    while (
+        size < options.min_chunk_size
+        and following < len(sections)
+        and sections[following].level >= level
+    ):
+        body = sections[following].body
+        if body is not None:
+            grown = size + utf8_len(text[end : body[1]])
+            if grown > options.chunk_size:
+                break
+            last, size, end = following, grown, body[1]
+        following += 1
+    return last, end
+
+
+def _named_heading(structure: HeadingIndex, run: _Run, merged_path: MergedPath) -> int | None:
+    """The heading a run's columns name: its first section's, or the deepest common one."""
+    if merged_path == "first" or run.first == run.last:
+        return run.first
+    return _common_ancestor(structure, run.first, run.last)
+
+
+def _common_ancestor(structure: HeadingIndex, a: int, b: int) -> int | None:
+    """Deepest heading whose section holds both a and b (a itself included); None: root.
+
+    Sections are contiguous in document order, so what holds the first and
+    the last section of a run holds every section between them.
+    """
+    lineage: set[int] = set()
+    node: int | None = a
+    while node is not None:
+        lineage.add(node)
+        node = structure.headings[node].parent
+    node = b
+    while node is not None and node not in lineage:
+        node = structure.headings[node].parent
+    return node
+
+
+# --- columns, parents, breadcrumbs --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    start: int
+    end: int
+    named: int | None  # index in the splitting index; None: the document root
+    table_header: str | None = None
+
+
+def _finish(
+    text: str, structure: HeadingIndex, planned: list[_Planned], budget: int
+) -> tuple[list[StructureChunk], int]:
+    parents = _parent_positions(structure, planned)
+    rendered: dict[int, tuple[str, bool]] = {}
+    chunks: list[StructureChunk] = []
+    truncations = 0
+    for piece, parent in zip(planned, parents, strict=True):
+        stored = text[piece.start : piece.end]
+        if piece.named is None:
+            chunks.append(_root_chunk(piece, stored))
+            continue
+        heading = structure.headings[piece.named]
+        if piece.named not in rendered:
+            rendered[piece.named] = render(heading.path, budget)
+        breadcrumb, truncated = rendered[piece.named]
+        truncations += truncated
+        chunks.append(
+            StructureChunk(
+                start=piece.start,
+                end=piece.end,
+                text=stored,
+                heading_text=heading.text,
+                heading_level=heading.level,
+                heading_path=heading.path,
+                parent_position=parent,
+                breadcrumb=breadcrumb,
+                embed_text=compose_embed_text(breadcrumb, stored, piece.table_header),
+                heading=heading,
+            )
+        )
+    return chunks, truncations
+
+
+def _root_chunk(piece: _Planned, stored: str) -> StructureChunk:
+    return StructureChunk(
+        start=piece.start,
+        end=piece.end,
+        text=stored,
+        heading_text=None,
+        heading_level=None,
+        heading_path=(),
+        parent_position=None,
+        breadcrumb=None,
+        embed_text=compose_embed_text(None, stored, piece.table_header),
+        heading=None,
+    )
+
+
+def _parent_positions(structure: HeadingIndex, planned: Sequence[_Planned]) -> list[int | None]:
+    """Per chunk: the first chunk overlapping its named heading's parent section.
+
+    DESIGN section 3 with splitting headings as the structure; None when the
+    named heading has no parent or when that first chunk is the chunk itself.
+    """
+    starts = [piece.start for piece in planned]
+    reach = list(accumulate((piece.end for piece in planned), max))
+    result: list[int | None] = []
+    for position, piece in enumerate(planned):
+        ancestor = None if piece.named is None else structure.headings[piece.named].parent
+        if ancestor is None:
+            result.append(None)
+            continue
+        section = structure.headings[ancestor]
+        first = bisect_right(reach, section.start)  # first chunk ending after its start
+        starting_inside = bisect_left(starts, section.section_end)
+        overlapping = first < starting_inside
+        result.append(first if overlapping and first < position else None)
+    return result

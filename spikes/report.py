@@ -1,0 +1,113 @@
+"""Rows of scores -> a fixed-width table and JSON. Pure formatting, no I/O.
+
+The table is fixed-width and, since its rule line carries alignment colons,
+also a valid Markdown table (it pastes into a README as it is):
+
+    | doc | mode | chars | hdgs | chunks | hdg-aligned | pure | truthful | truthful-nested |
+
+Fractions are shown as percentages with one decimal; an undefined one
+(0/0: no headings for hdg-aligned, no chunks for the others) as `n/a`.
+
+The JSON is `{"totals": [...], "documents": [...]}`; each entry has `path`
+(the corpus root, or the document), `mode`, `chars` (document characters),
+`headings`, `chunks`, `aligned` and `pure` (counts, over headings and over
+chunks) and `truthful`, `truthful_nested` (fractions 0..1, character-weighted
+over chunk characters in totals; null when undefined).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spikes.metrics import Ratio, Scores
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    path: str  # the corpus root (totals) or the document
+    mode: str
+    scores: Scores
+
+
+HEADER: tuple[str, ...] = (
+    "doc",
+    "mode",
+    "chars",
+    "hdgs",
+    "chunks",
+    "hdg-aligned",
+    "pure",
+    "truthful",
+    "truthful-nested",
+)
+_LEFT_ALIGNED = frozenset({"doc", "mode"})
+
+
+def percent(ratio: Ratio) -> str:
+    value = ratio.value
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _cells(row: Row) -> tuple[str, ...]:
+    s = row.scores
+    return (
+        row.path,
+        row.mode,
+        str(s.chars),
+        str(s.headings),
+        str(s.chunks),
+        percent(s.aligned),
+        percent(s.pure),
+        percent(s.truthful),
+        percent(s.truthful_nested),
+    )
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """A fixed-width table, one line per row, each line ending in a newline."""
+    body = [_cells(row) for row in rows]
+    widths = [max(len(line[i]) for line in [HEADER, *body]) for i in range(len(HEADER))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (
+            cell.ljust(width) if name in _LEFT_ALIGNED else cell.rjust(width)
+            for name, cell, width in zip(HEADER, cells, widths, strict=True)
+        )
+        return "| " + " | ".join(padded) + " |\n"
+
+    rule = (
+        "|"
+        + "|".join(
+            ":" + "-" * (width + 1) if name in _LEFT_ALIGNED else "-" * (width + 1) + ":"
+            for name, width in zip(HEADER, widths, strict=True)
+        )
+        + "|\n"
+    )
+    return line(HEADER) + rule + "".join(line(cells) for cells in body)
+
+
+def row_json(row: Row) -> dict[str, Any]:
+    s = row.scores
+    return {
+        "path": row.path,
+        "mode": row.mode,
+        "chars": s.chars,
+        "headings": s.headings,
+        "chunks": s.chunks,
+        "aligned": s.aligned.hits,
+        "pure": s.pure.hits,
+        "truthful": s.truthful.value,
+        "truthful_nested": s.truthful_nested.value,
+    }
+
+
+def to_json(totals: Sequence[Row], documents: Sequence[Row]) -> str:
+    """The JSON document, indented, with a trailing newline."""
+    payload = {
+        "totals": [row_json(row) for row in totals],
+        "documents": [row_json(row) for row in documents],
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,47 @@
+"""The backfill the spike feared: heading columns filled in without touching files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import RunCli
+from flow_checks import assert_rows_match_files, fetch
+
+from flow import Recipe
+
+
+def _file_state(root: Path) -> dict[Path, tuple[int, bytes]]:
+    return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in root.rglob("*") if p.is_file()}
+
+
+def test_backfill_fills_heading_columns_after_an_ingest_without_them(
+    run_cli: RunCli, docs: Path, database_url: str
+) -> None:
+    (docs / "notes.txt").write_text("Plain text stays without headings.\n" * 20)
+    first = run_cli("ingest", str(docs), "--source", "docs", "--no-headings")
+    assert first.code == 0, first.err
+    assert fetch(
+        database_url, "SELECT count(*) AS n FROM content_chunks WHERE heading_text IS NOT NULL"
+    ) == [{"n": 0}]
+    assert_rows_match_files(database_url, docs, recipe=Recipe(headings=False))
+    files = _file_state(docs)
+
+    result = run_cli("backfill", "--source", "docs", "--headings")
+
+    assert result.code == 0, result.err
+    assert "9 processed, 0 unchanged, 0 failed" in result.out
+    assert _file_state(docs) == files  # not one file touched
+    assert_rows_match_files(database_url, docs, recipe=Recipe(headings=True))
+    markdown_rows = fetch(
+        database_url,
+        "SELECT count(*) FILTER (WHERE heading_text IS NOT NULL) AS with_heading, count(*) AS n "
+        "FROM content_chunks WHERE rel_path LIKE '%%.md'",
+    )[0]
+    # Only a chunk before a document's first heading (a preamble) may have none.
+    assert markdown_rows["n"] - 8 <= markdown_rows["with_heading"] <= markdown_rows["n"]
+    assert fetch(database_url, "SELECT DISTINCT recipe FROM content_chunks") == [
+        {"recipe": Recipe(headings=True).fingerprint()}
+    ]
+
+    again = run_cli("backfill", "--source", "docs")  # the recipe is current now
+    assert again.code == 0 and "0 processed, 9 unchanged" in again.out

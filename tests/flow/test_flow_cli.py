@@ -1,0 +1,137 @@
+"""`mdchunks` as a user meets it: help, output, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import RunCli
+from flow_checks import fetch
+
+from flow import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMANDS = ["ingest", "backfill", "status", "search", "migrate", "drop", "stop"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_explains_itself(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert f"Usage: mdchunks {command}" in out and len(out.splitlines()) > 5
+
+
+def test_search_finds_a_known_phrase_with_its_breadcrumb(run_cli: RunCli, docs: Path) -> None:
+    assert run_cli("ingest", str(docs), "--source", "docs").code == 0
+
+    result = run_cli("search", '"aim of lifetimes"', "-k", "3")
+
+    assert result.code == 0, result.err
+    location, breadcrumb, snippet = result.out.splitlines()[:3]
+    assert location.split()[1] == "docs:generics/ch10-03-lifetime-syntax.md#0"
+    assert breadcrumb.strip() == "Validating References with Lifetimes"
+    assert "The main aim of lifetimes is to prevent dangling references" in snippet
+
+
+def test_search_prints_preamble_for_a_chunk_before_any_heading(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("Zebras graze before the first heading.\n\n# Later\n\nText.\n")
+    assert run_cli("ingest", str(root), "--source", "notes").code == 0
+
+    result = run_cli("search", "zebras")
+
+    assert result.code == 0
+    assert result.out.splitlines()[1].strip() == "(preamble)"
+
+
+def test_ingest_prints_a_summary_and_status_shows_the_source(run_cli: RunCli, docs: Path) -> None:
+    result = run_cli("ingest", str(docs), "--source", "docs", "--chunk-size", "1200")
+
+    assert result.code == 0, result.err
+    assert "documents: 8 processed, 0 unchanged, 0 failed" in result.out
+    assert "rows:" in result.out and "written, 0 deleted" in result.out
+    assert "MB/s" in result.out
+
+    status = run_cli("status")
+    assert status.code == 0, status.err
+    assert "docs" in status.out and "documents 8 (0 failed)" in status.out
+    assert "current" in status.out and "chunk 1200/1000/200 bytes" in status.out
+
+    run_cli("ingest", str(docs), "--source", "docs")  # back to the default recipe
+    status = run_cli("status")
+    assert "stale" not in status.out  # the run left no row of the old recipe
+
+
+def test_drop_deletes_the_rows_of_one_source(
+    run_cli: RunCli, docs: Path, tmp_path: Path, database_url: str
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.md").write_text("# X\n\nkept\n")
+    assert run_cli("ingest", str(docs), "--source", "docs").code == 0
+    assert run_cli("ingest", str(other), "--source", "other").code == 0
+
+    refused = run_cli("drop", "--source", "docs")  # not a terminal, no --yes
+    assert refused.code == 2 and "--yes" in refused.err
+
+    result = run_cli("drop", "--source", "docs", "--yes")
+
+    assert result.code == 0, result.err
+    sources = fetch(database_url, "SELECT DISTINCT source FROM content_chunks")
+    assert sources == [{"source": "other"}]
+    assert run_cli("drop", "--source", "docs", "--yes").code == 2  # unknown now
+
+
+def test_migrate_twice(run_cli: RunCli) -> None:
+    first = run_cli("migrate")
+    second = run_cli("migrate")
+
+    assert first.code == second.code == 0
+    assert first.out.startswith("applied 4 migrations")
+    assert second.out.startswith("schema up to date")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["ingest", "/no/such/folder"], 2, "error: no such folder: /no/such/folder"),
+        (["ingest", "--chunk-size", "many", "x"], 2, "error: Invalid value for '--chunk-size'"),
+        (["ingest", "--bogus", "x"], 2, "error: No such option '--bogus'"),
+        (["search", "x", "-k", "0"], 2, "error: -k must be at least 1"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    run_cli: RunCli, args: list[str], code: int, message: str
+) -> None:
+    result = run_cli(*args, database=False)
+
+    assert result.code == code
+    assert result.err.startswith(message)
+    assert len(result.err.strip().splitlines()) == 1, result.err
+
+
+def test_an_unreachable_database_is_one_line_without_the_password(tmp_path: Path) -> None:
+    """The real console entry point, in a process of its own."""
+    env = dict(os.environ, DATABASE_URL="postgresql://someone:s3cret-pw@127.0.0.1:9/nowhere")
+    result = subprocess.run(
+        [sys.executable, "-m", "flow.cli", "ingest", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 3
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: cannot connect to the database at postgresql://someone:***@")
+    assert "s3cret-pw" not in result.stdout + result.stderr

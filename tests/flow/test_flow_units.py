@@ -1,0 +1,118 @@
+"""Small pure pieces of the flow (no database)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import cocoindex as coco
+import pytest
+
+from flow import NAMESPACE, Recipe, chunk_id
+from flow.app import rel_path_of
+from flow.database import redact, scrub
+from flow.listing import walk
+from flow.queries import QUERIES, parse
+
+
+def test_ids_are_uuid5_of_source_path_and_position() -> None:
+    assert chunk_id("docs", "a/b.md", 3) == uuid.uuid5(NAMESPACE, "chunk:docs:a/b.md:3")
+    assert uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164") == NAMESPACE  # never changes
+
+
+def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
+    base = Recipe()
+    assert base.fingerprint() == Recipe().fingerprint()
+    # The same fields give the same fingerprint in every version of the code.
+    assert Recipe(heading_index_version="1").fingerprint() == "c4894de01bbe"
+    variants = [
+        Recipe(chunk_size=2001),
+        Recipe(min_chunk_size=999),
+        Recipe(chunk_overlap=201),
+        Recipe(headings=False),
+        Recipe(heading_index_version="2"),
+        Recipe(languages=((".md", "markdown"),)),
+    ]
+    assert len({v.fingerprint() for v in variants} | {base.fingerprint()}) == len(variants) + 1
+    assert Recipe.from_json(base.to_json()) == base
+
+
+def test_a_smaller_chunk_size_scales_the_defaults_it_would_break() -> None:
+    assert Recipe().with_options(chunk_size=500) == Recipe(
+        chunk_size=500, min_chunk_size=250, chunk_overlap=200
+    )
+    assert Recipe().with_options(chunk_size=150).chunk_overlap == 15
+    with pytest.raises(ValueError, match="min chunk size"):
+        Recipe(chunk_size=100, min_chunk_size=200)
+
+
+def test_languages_follow_the_suffix_in_any_case() -> None:
+    recipe = Recipe()
+    assert recipe.language_for("a/B.MD") == "markdown"
+    assert recipe.language_for("x.mdx") == "markdown"
+    assert recipe.language_for("notes.txt") is None
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u:pw@h:5/db", "postgresql://u:***@h:5/db"),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+        (
+            "postgresql://h/db?password=pw&sslmode=require",
+            "postgresql://h/db?password=***&sslmode=require",
+        ),
+        ("host=h password=pw dbname=x", "host=h password=*** dbname=x"),
+    ],
+)
+def test_passwords_are_redacted(url: str, shown: str) -> None:
+    assert redact(url) == shown
+
+
+def test_scrub_masks_the_password_anywhere() -> None:
+    assert scrub("failed for pw-123 here", "postgresql://u:pw-123@h/db") == "failed for *** here"
+
+
+@pytest.mark.parametrize("name", ["plain.md", "a/b.md", 'we"ird ü\\x.md', "x'y.md", "tab\there.md"])
+def test_failed_components_are_traced_back_to_their_document(name: str) -> None:
+    stable_path = f"/@process_document{coco.ROOT_PATH / name}"
+    keys = {str(coco.ROOT_PATH / name): name}
+    assert rel_path_of(stable_path, keys) == name
+    assert rel_path_of(stable_path, {}) == name  # live mode: no listing to look up
+
+
+def test_queries_file_parses_into_named_statements() -> None:
+    assert {"reconcile_chunks", "search", "documents_missing_rows"} <= set(QUERIES)
+    assert parse("-- name: a\nSELECT 1;\n-- name: b\nSELECT 2;\n") == {
+        "a": "SELECT 1",
+        "b": "SELECT 2",
+    }
+
+
+def test_the_walk_skips_hidden_folders_and_node_modules_but_not_hidden_files(
+    tmp_path: Path,
+) -> None:
+    for rel in [
+        "a.md",
+        "..md",
+        "sub/b.MARKDOWN",
+        "sub/c.txt",
+        "d.rst",
+        ".git/x.md",
+        "sub/.hidden/y.md",
+        "node_modules/z.md",
+        "big.md",
+    ]:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x" * (200 if rel == "big.md" else 10))
+    (tmp_path / "loop").symlink_to(tmp_path)
+    (tmp_path / "broken.md").symlink_to(tmp_path / "missing.md")
+
+    found = walk(tmp_path, Recipe().suffixes, max_doc_bytes=100)
+
+    assert found.rel_paths == ["..md", "a.md", "sub/b.MARKDOWN", "sub/c.txt"]
+    skipped = {s.rel_path: s.cause for s in found.skipped}
+    assert skipped["big.md"].startswith("too large: 200 bytes")
+    assert skipped["broken.md"].startswith("broken symlink")
+    assert skipped["loop/"].startswith("symlink loop")
