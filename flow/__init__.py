@@ -10,8 +10,10 @@ The only package that knows cocoindex and Postgres. The Python API:
 
 import os
 
-# Before anything imports cocoindex: no telemetry (it would try a network host).
-os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
+# Before anything imports cocoindex: no telemetry. cocoindex otherwise sends
+# usage events to a network host (also when the variable is set to 0), and
+# mdchunks promises no network access beyond the database.
+os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
 
 from flow.api import (
     DropReport,

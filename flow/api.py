@@ -112,7 +112,10 @@ def ingest(
         raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
-    with lock.source_lock(db.url, source, wait_seconds=lock_wait) as conn:
+    with (
+        database.losing_it_is_unavailable(db.url),
+        lock.source_lock(db.url, source, wait_seconds=lock_wait) as conn,
+    ):
         catalog.remember(
             conn, source=source, root=root_path, recipe=recipe, max_doc_bytes=max_doc_bytes
         )
@@ -120,7 +123,9 @@ def ingest(
         found = listing.walk(root_path, recipe.suffixes, max_doc_bytes)
         window = reconcile.begin(conn, source)
         ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes)
-        run_engine = _engine_runner(db, root_path, state_dir, source, recipe, progress)
+        run_engine = _engine_runner(
+            db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn)
+        )
         stats = run_engine(ledger, full_reprocess)
         mounted = found.rel_paths
         result = reconcile.reconcile(
@@ -153,12 +158,11 @@ def ingest(
                 f"re-process ({shown}); is another tool writing to content_chunks?"
             )
         written = reconcile.rows_written(conn, source, window)
-        deleted = reconcile.rows_deleted(conn, source)
+        deleted = reconcile.rows_deleted(conn, source, window)
         recorded = reconcile.recorded_failures(conn, source)
         total_row = conn.execute(
             "SELECT count(*) FROM content_chunks WHERE source = %s", [source]
         ).fetchone()
-        conn.execute("DROP TABLE IF EXISTS pg_temp.mdchunks_run_before")
 
     failures = _failures(found, ledger, recorded)
     failed_paths = {failure.rel_path for failure in failures}
@@ -258,6 +262,7 @@ def backfill(
     min_chunk_size: int | None = None,
     chunk_overlap: int | None = None,
     headings: bool | None = None,
+    invalid_utf8: str | None = None,
     database_url: str | None = None,
     data_dir: Path | None = None,
     full_reprocess: bool = False,
@@ -292,6 +297,7 @@ def backfill(
                 min_chunk_size=min_chunk_size,
                 chunk_overlap=chunk_overlap,
                 headings=headings,
+                invalid_utf8=invalid_utf8,
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
@@ -536,6 +542,7 @@ def _engine_runner(
     source: str,
     recipe: Recipe,
     progress: ProgressFn | None,
+    alive: engine.AliveFn | None = None,
 ) -> Callable[[RunLedger, bool], engine.EngineStats]:
     def run(ledger: RunLedger, full_reprocess: bool) -> engine.EngineStats:
         return asyncio.run(
@@ -548,10 +555,26 @@ def _engine_runner(
                 run=ledger,
                 full_reprocess=full_reprocess,
                 progress=progress,
+                alive=alive,
             )
         )
 
     return run
+
+
+def _alive_check(db: database.Database, conn: psycopg.Connection) -> engine.AliveFn:
+    """Raises when the connection holding the source's lock is gone (and the lock
+    with it): the engine then stops the run instead of retrying its writes."""
+
+    def alive() -> None:
+        try:
+            conn.execute("SELECT 1")
+        except psycopg.Error as exc:
+            if database.is_connection_loss(exc) or conn.broken:
+                raise database.lost(db.url, exc) from None
+            raise
+
+    return alive
 
 
 def _failures(

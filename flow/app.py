@@ -26,10 +26,12 @@ import contextlib
 import hashlib
 import os
 import re
+import stat as stat_module
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 
-os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
+# No telemetry, whatever the environment says (cocoindex phones home otherwise).
+os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
 
 import asyncpg
 import cocoindex as coco
@@ -38,6 +40,8 @@ from cocoindex.connectors import localfs, postgres
 from cocoindex.ops.text import RecursiveSplitter
 from cocoindex.resources.file import FileLike
 
+from flow.database import redact, scrub
+from flow.errors import DatabaseUnavailable
 from flow.ledger import Processed, RunLedger
 from flow.listing import matcher
 from flow.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, ChunkRow, DocumentRow, chunk_id
@@ -70,7 +74,14 @@ async def open_environment(
 ) -> AsyncIterator[coco.Environment]:
     """The environment of one run: a pool, the root, the ledger, the state dir."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    pool = await asyncpg.create_pool(database_url, min_size=1, max_size=POOL_MAX_SIZE)
+    try:
+        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=POOL_MAX_SIZE)
+    except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        shown = " ".join(str(exc).split()) or type(exc).__name__
+        raise DatabaseUnavailable(
+            f"cannot connect to the database at {redact(database_url)}: "
+            f"{scrub(shown, database_url)}"
+        ) from None
     try:
         provider = coco.ContextProvider()
         provider.provide(DB, pool)
@@ -81,7 +92,12 @@ async def open_environment(
             yield env
         finally:
             env.close()
-    finally:
+    except BaseException:
+        # The run stopped early (the database went away, Ctrl-C): connections
+        # may still be busy or dead; do not wait for them.
+        pool.terminate()
+        raise
+    else:
         await pool.close()
 
 
@@ -102,17 +118,89 @@ class DocumentTooLarge(Exception):
     Not memoized, so a later run with a higher limit processes it."""
 
 
-def document_text(data: bytes) -> str:
-    """The document's text (UTF-8, one leading BOM removed) or a `DocumentProblem`."""
+class DocumentReplaced(Exception):
+    """Raised, not declared: the listed file is no longer a regular file when it
+    is read (a folder, a FIFO, a device put in its place after the walk)."""
+
+
+_BOM = "\ufeff"
+
+
+def document_text(data: bytes, invalid_utf8: str = "skip") -> str:
+    """The document's text (UTF-8, one leading BOM removed) or a `DocumentProblem`.
+
+    Binary content: a NUL byte anywhere (PNG, JPEG, PDF, zip, UTF-16 text all
+    have them) is a `DocumentProblem`; Postgres text cannot hold NUL, and
+    cocoindex would strip it silently and shift every offset after it. Other
+    binary data is, in practice, not valid UTF-8 either.
+
+    Invalid UTF-8: a `DocumentProblem` naming the byte offset; with
+    `invalid_utf8="replace"` each maximal invalid sequence becomes one U+FFFD
+    instead (Python's decoder), and that text is the document: it is what the
+    rows store and what `char_start`/`char_end` count in.
+    """
     nul = data.find(b"\x00")
     if nul >= 0:
         raise DocumentProblem(
             f"binary content: NUL byte at byte offset {nul} (Postgres text cannot hold it)"
         )
+    if invalid_utf8 == "replace":
+        return data.decode("utf-8", errors="replace").removeprefix(_BOM)
     try:
         return decode_document(data)
     except DocumentDecodeError as exc:
         raise DocumentProblem(str(exc)) from None
+
+
+class DocumentFile(localfs.File):
+    """A listed document, read defensively.
+
+    Between the walk and the read, a file can be replaced or grow. A plain read
+    would block the run forever on a FIFO put in its place, or load a file that
+    grew to any size. So the file is opened non-blocking, checked with `fstat`
+    on the open descriptor (what is read is what was checked), and read up to
+    the size limit. Failures raise (the run records them, the reconciliation
+    deletes the document's rows); they are never memoized.
+    """
+
+    def __init__(self, file_path: localfs.FilePath, *, stat: os.stat_result, max_bytes: int):
+        super().__init__(file_path, _stat=stat)
+        self._max_bytes = max_bytes
+
+    def _read_sync(self, size: int = -1) -> bytes:
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+        with open(os.open(self._file_path.resolve(), flags), "rb") as handle:
+            found = os.fstat(handle.fileno())
+            if not stat_module.S_ISREG(found.st_mode):
+                raise DocumentReplaced(
+                    f"replaced after the walk by {_file_kind(found.st_mode)}; not read"
+                )
+            if found.st_size > self._max_bytes:
+                raise DocumentTooLarge(_too_large(found.st_size, self._max_bytes))
+            limit = self._max_bytes + 1 if size < 0 else min(size, self._max_bytes + 1)
+            data = handle.read(limit)
+        if len(data) > self._max_bytes:
+            raise DocumentTooLarge(
+                f"too large: it grew past the limit of {self._max_bytes:,} bytes "
+                "(--max-doc-bytes) while it was read"
+            )
+        return data
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"too large: {size:,} bytes, over the limit of {limit:,} (--max-doc-bytes)"
+
+
+def _file_kind(mode: int) -> str:
+    if stat_module.S_ISDIR(mode):
+        return "a folder"
+    if stat_module.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat_module.S_ISSOCK(mode):
+        return "a socket"
+    if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
+        return "a device"
+    return "something that is not a regular file"
 
 
 # -- leaf function ----------------------------------------------------------------------
@@ -178,14 +266,12 @@ async def process_document(
     rel_path = file.file_path.path.as_posix()
     data = await file.read()
     if len(data) > run.max_doc_bytes:
-        raise DocumentTooLarge(
-            f"too large: {len(data):,} bytes, over the limit of {run.max_doc_bytes:,} "
-            "(--max-doc-bytes)"
-        )
+        raise DocumentTooLarge(_too_large(len(data), run.max_doc_bytes))
     error: str | None = None
     rows: list[ChunkRow] = []
     try:
-        rows = chunk_rows(document_text(data), source=source, rel_path=rel_path, recipe=recipe)
+        text = document_text(data, recipe.invalid_utf8)
+        rows = chunk_rows(text, source=source, rel_path=rel_path, recipe=recipe)
     except DocumentProblem as problem:
         error = str(problem)
     for row in rows:
@@ -240,7 +326,11 @@ async def app_main(source: str, recipe: Recipe, live: bool) -> None:
         items = [
             (
                 entry.rel_path,
-                localfs.File(localfs.FilePath(entry.rel_path, base_dir=ROOT), _stat=entry.stat),
+                DocumentFile(
+                    localfs.FilePath(entry.rel_path, base_dir=ROOT),
+                    stat=entry.stat,
+                    max_bytes=run.max_doc_bytes,
+                ),
             )
             for entry in run.listing.entries
         ]
@@ -284,7 +374,7 @@ def rel_path_of(stable_path: str, keys: dict[str, str]) -> str:
 
 def one_line(exc: BaseException) -> str:
     """A failure's cause in one line (the document is named by the caller)."""
-    if isinstance(exc, DocumentTooLarge):
+    if isinstance(exc, (DocumentTooLarge, DocumentReplaced)):
         return str(exc)
     if isinstance(exc, FileNotFoundError):
         return "vanished while the run read it"

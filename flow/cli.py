@@ -23,12 +23,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
+os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
 
 from flow import api, database
 from flow.errors import MdchunksError, UsageError
 from flow.lock import DEFAULT_WAIT_SECONDS
-from flow.settings import DEFAULT_MAX_DOC_BYTES, Recipe
+from flow.settings import DEFAULT_MAX_DOC_BYTES, INVALID_UTF8_MODES, Recipe
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,6 +68,14 @@ def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
         return f" [default: {value}]" if defaults_shown else " [default: as last ingested]"
 
     def decorate(command: F) -> F:
+        command = click.option(
+            "--invalid-utf8",
+            type=click.Choice(INVALID_UTF8_MODES),
+            default=None,
+            help="Documents that are not valid UTF-8: skip them (reported as failed, with "
+            "the byte offset) or replace each invalid sequence with U+FFFD and ingest the "
+            "result (offsets then count in that text)." + shown("skip"),
+        )(command)
         command = click.option(
             "--headings/--no-headings",
             default=None,
@@ -160,6 +168,7 @@ def ingest(
     min_chunk_size: int | None,
     chunk_overlap: int | None,
     headings: bool | None,
+    invalid_utf8: str | None,
     full_reprocess: bool,
     live: bool,
     max_doc_bytes: int,
@@ -173,16 +182,19 @@ def ingest(
     Each PATH is one source, walked recursively (hidden folders, .git and
     node_modules are skipped). Applies the migrations first if needed. Only
     new and changed documents are processed; rows of removed documents are
-    deleted. Documents that cannot be ingested (invalid UTF-8, binary,
-    too large, unreadable) are listed with their cause and make the exit
-    status 1; they keep no rows.
+    deleted. Documents that cannot be ingested (invalid UTF-8, binary content
+    such as a NUL byte, too large, unreadable, broken or looping symlinks,
+    vanished) are listed with their cause and make the exit status 1; they
+    keep no rows, also rows of an earlier run. Empty and whitespace-only
+    documents have no rows and are not failures. Another run on the same source
+    is waited for (--lock-wait), then refused with exit status 4.
     """
     if source is not None and len(paths) > 1:
         raise UsageError(
             "--source names one folder: give one PATH per source, or leave --source out "
             "to name each source after its folder"
         )
-    recipe = _recipe(DEFAULTS, chunk_size, min_chunk_size, chunk_overlap, headings)
+    recipe = _recipe(DEFAULTS, chunk_size, min_chunk_size, chunk_overlap, headings, invalid_utf8)
     names = [source or api.default_source_name(path) for path in paths]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
@@ -247,6 +259,7 @@ def backfill(
     min_chunk_size: int | None,
     chunk_overlap: int | None,
     headings: bool | None,
+    invalid_utf8: str | None,
     full_reprocess: bool,
     lock_wait: float,
     database_url: str | None,
@@ -269,6 +282,7 @@ def backfill(
             min_chunk_size=min_chunk_size,
             chunk_overlap=chunk_overlap,
             headings=headings,
+            invalid_utf8=invalid_utf8,
             database_url=database_url,
             data_dir=data_dir,
             full_reprocess=full_reprocess,
@@ -466,6 +480,7 @@ def _recipe(
     min_chunk_size: int | None,
     chunk_overlap: int | None,
     headings: bool | None,
+    invalid_utf8: str | None = None,
 ) -> Recipe:
     try:
         return base.with_options(
@@ -473,6 +488,7 @@ def _recipe(
             min_chunk_size=min_chunk_size,
             chunk_overlap=chunk_overlap,
             headings=headings,
+            invalid_utf8=invalid_utf8,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

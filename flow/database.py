@@ -21,11 +21,13 @@ import os
 import re
 import shlex
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from psycopg import sql
 
 from flow.errors import DatabaseUnavailable, UsageError
 
@@ -94,6 +96,40 @@ def connect(
         raise DatabaseUnavailable(
             f"cannot connect to the database at {redact(url)}: {_first_line(exc, url)}"
         ) from None
+
+
+def is_connection_loss(exc: BaseException) -> bool:
+    """Did this error end the session (server stopped, restarted, unreachable)?
+
+    Client-side errors carry no SQLSTATE ("server closed the connection
+    unexpectedly", "connection is bad"); the server's own are class 08
+    (connection exception) and 57P0x (shutdown, crash, not accepting)."""
+    if isinstance(exc, psycopg.InterfaceError):
+        return True
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate or ""
+    return not state or state.startswith(("08", "57P"))
+
+
+def lost(url: str, exc: BaseException) -> DatabaseUnavailable:
+    """The one-line error of a run whose database went away in the middle."""
+    return DatabaseUnavailable(
+        f"lost the connection to the database at {redact(url)} during the run: "
+        f"{_first_line(exc, url)}. The run stopped; what it wrote is consistent. "
+        "Run it again when the database is back: it picks up where this one stopped"
+    )
+
+
+@contextlib.contextmanager
+def losing_it_is_unavailable(url: str) -> Iterator[None]:
+    """Turn a connection lost inside the block into a one-line `DatabaseUnavailable`."""
+    try:
+        yield
+    except psycopg.Error as exc:
+        if is_connection_loss(exc):
+            raise lost(url, exc) from None
+        raise
 
 
 def identity(conn: psycopg.Connection) -> str:
@@ -191,7 +227,8 @@ def _embedded(data_dir: Path) -> Database:
         ).fetchone()
         if not exists:
             with contextlib.suppress(psycopg.errors.DuplicateDatabase):
-                conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
+                create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(EMBEDDED_DATABASE))
+                conn.execute(create)
     from pgserver._commands import POSTGRES_BIN_PATH  # bundled binaries
 
     return Database(url=url, embedded=True, data_dir=data_dir, psql_bin=POSTGRES_BIN_PATH / "psql")

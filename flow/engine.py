@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cocoindex as coco
+from cocoindex._internal import core as _core  # cancel_all: what `cocoindex` CLI's Ctrl-C uses
 
 from flow.app import build_app, open_environment, process_document
 from flow.errors import MdchunksError
@@ -16,9 +17,12 @@ from flow.ledger import RunLedger
 from flow.settings import Recipe
 
 ProgressFn = Callable[[int, int], None]  # (documents done, documents in total)
+AliveFn = Callable[[], None]  # raises when the run must stop (the database went away)
 
 COMPONENT = process_document.__name__  # stats are grouped by the function's name
 PROGRESS_INTERVAL_SECONDS = 0.2
+ALIVE_INTERVAL_SECONDS = 0.5
+STOP_TIMEOUT_SECONDS = 10.0  # for the engine to wind down once cancelled
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +68,16 @@ async def run_once(
     run: RunLedger,
     full_reprocess: bool = False,
     progress: ProgressFn | None = None,
+    alive: AliveFn | None = None,
 ) -> EngineStats:
-    """One catch-up update of the source; returns when every document is done."""
+    """One catch-up update of the source; returns when every document is done.
+
+    `alive` is called (in a thread) every ALIVE_INTERVAL_SECONDS while the
+    engine runs; when it raises, the run stops at once with that exception.
+    The caller passes a check of the connection that holds the source's lock:
+    when the database goes away, cocoindex would otherwise retry its writes
+    for a long while, and the lock is gone with the connection anyway.
+    """
     total = len(run.listing.entries)
     async with open_environment(
         database_url=database_url, root=root, state_dir=state_dir, run=run
@@ -73,7 +85,9 @@ async def run_once(
         handle = build_app(env, source=source, recipe=recipe).update(full_reprocess=full_reprocess)
         poller = asyncio.create_task(_poll(handle, total, progress)) if progress else None
         try:
-            await handle.result()
+            await _until_done(handle, alive)
+        except MdchunksError:
+            raise
         except Exception as exc:  # the engine itself failed (not one document)
             raise MdchunksError(f"the ingest engine failed: {_first_line(exc)}") from None
         finally:
@@ -116,6 +130,42 @@ async def run_live(
         except Exception as exc:
             raise MdchunksError(f"the live ingest failed: {_first_line(exc)}") from None
         return last
+
+
+async def _until_done(handle: coco.UpdateHandle[None], alive: AliveFn | None) -> None:
+    """Wait for the update, or raise what `alive` raised as soon as it does."""
+    if alive is None:
+        await handle.result()
+        return
+    result = asyncio.ensure_future(handle.result())
+    watchdog = asyncio.ensure_future(_watch(alive))
+    try:
+        await asyncio.wait({result, watchdog}, return_when=asyncio.FIRST_COMPLETED)
+        stopped = watchdog.done() and not result.done()
+        if stopped:
+            # Stop the engine the way cocoindex's own CLI does on Ctrl-C: its
+            # global cancellation token, so no write is retried meanwhile.
+            _core.cancel_all()
+            try:
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(result, STOP_TIMEOUT_SECONDS)
+            finally:
+                _core.reset_global_cancellation()
+    finally:
+        for task in (result, watchdog):
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+    if watchdog.done() and not watchdog.cancelled() and watchdog.exception() is not None:
+        raise watchdog.exception()  # type: ignore[misc]
+    result.result()
+
+
+async def _watch(alive: AliveFn) -> None:
+    while True:
+        await asyncio.sleep(ALIVE_INTERVAL_SECONDS)
+        await asyncio.to_thread(alive)
 
 
 async def _poll(handle: coco.UpdateHandle[None], total: int, progress: ProgressFn) -> None:

@@ -15,6 +15,7 @@ listing the reconciliation compares the table with.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as stat_module
 from dataclasses import dataclass, field
@@ -130,7 +131,9 @@ def _add_file(listing: Listing, child: os.DirEntry[str], rel_path: str, max_doc_
     try:
         file_stat = os.stat(child.path)  # follows symlinks
     except OSError as exc:
-        if child.is_symlink():
+        if exc.errno == errno.ELOOP:
+            listing.skipped.append(Skipped(rel_path, "symlink loop: the link never reaches a file"))
+        elif child.is_symlink():
             listing.skipped.append(Skipped(rel_path, _cause(exc, "broken symlink")))
         else:
             listing.skipped.append(Skipped(rel_path, _cause(exc, "vanished or unreadable")))

@@ -6,13 +6,19 @@ lock on a connection of its own that lives as long as the run, so a killed
 run releases it with its connection.
 
 Policy: a second run on the same source waits up to `wait_seconds` (default
-10, `--lock-wait`), then refuses with a message naming the holder. Runs on
-different sources never wait for each other.
+10, `--lock-wait`), saying so once (a warning on the `mdchunks` logger, which
+the CLI prints as one line on stderr), then refuses with a message naming the
+holder. Runs on different sources never wait for each other.
+
+The lock lives as long as its connection: if the connection drops (the server
+stopped or restarted), the lock is gone too, so the run stops at once rather
+than write unguarded (flow/engine.py watches the connection during the run).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Iterator
 
@@ -23,6 +29,8 @@ from flow.errors import SourceBusy
 from flow.queries import QUERIES
 
 DEFAULT_WAIT_SECONDS = 10.0
+
+log = logging.getLogger("mdchunks")
 
 
 def lock_name(source: str) -> str:
@@ -38,9 +46,19 @@ def source_lock(
     try:
         key = _key(conn, source)
         deadline = time.monotonic() + max(wait_seconds, 0.0)
+        announced = False
         while not _try_lock(conn, key):
             if time.monotonic() >= deadline:
                 raise SourceBusy(_busy_message(conn, source, key, wait_seconds))
+            if not announced:
+                announced = True
+                log.warning(
+                    "source %r is being ingested by %s; waiting up to %g s for it to end "
+                    "(--lock-wait)",
+                    source,
+                    _holder(conn, key),
+                    wait_seconds,
+                )
             time.sleep(0.2)
         try:
             yield conn
@@ -62,14 +80,18 @@ def _try_lock(conn: psycopg.Connection, key: int) -> bool:
     return bool(row and row[0])
 
 
-def _busy_message(conn: psycopg.Connection, source: str, key: int, waited: float) -> str:
+def _holder(conn: psycopg.Connection, key: int) -> str:
     holder = None
     with contextlib.suppress(psycopg.Error):
         holder = conn.execute(QUERIES["lock_holder"], {"key": key}).fetchone()
-    who = "another run"
     if holder is not None and holder[0] is not None:
         app = f" ({holder[1]})" if holder[1] else ""
-        who = f"another run (server pid {holder[0]}{app})"
+        return f"another run (server pid {holder[0]}{app})"
+    return "another run"
+
+
+def _busy_message(conn: psycopg.Connection, source: str, key: int, waited: float) -> str:
+    who = _holder(conn, key)
     return (
         f"source {source!r} is being ingested by {who}; waited {waited:g} s. "
         "Try again when it ends, or pass --lock-wait SECONDS to wait longer"

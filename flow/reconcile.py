@@ -29,7 +29,8 @@ once (`full_reprocess`, which rewrites every row) and checks again.
 Counting: rows written are rows whose xmin falls in the run's window of
 transaction ids; rows deleted come from per-document counts taken before the
 run (ids are a function of the position, so a document that had b rows and
-has a lost max(b - a, 0)).
+has a lost max(b - a, 0)). The counts are kept in this process, not in a
+temporary table, so a run needs no right beyond DML on the tables.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ _XID_MODULUS = 2**32
 @dataclass(frozen=True, slots=True)
 class RunWindow:
     start_xid: int  # 64-bit id of the first transaction the run may have used
+    rows_before: dict[str, int]  # rel_path -> chunk rows before the run
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +59,7 @@ class Reconciled:
 
 def begin(conn: psycopg.Connection, source: str) -> RunWindow:
     """Take the counts the report needs before the run starts."""
-    conn.execute("DROP TABLE IF EXISTS pg_temp.mdchunks_run_before")
-    conn.execute(QUERIES["snapshot_before_run"], {"source": source})
-    return RunWindow(start_xid=_next_xid(conn))
+    return RunWindow(start_xid=_next_xid(conn), rows_before=_rows_per_document(conn, source))
 
 
 def rows_written(conn: psycopg.Connection, source: str, window: RunWindow) -> int:
@@ -71,9 +71,16 @@ def rows_written(conn: psycopg.Connection, source: str, window: RunWindow) -> in
     return int(row[0]) if row else 0
 
 
-def rows_deleted(conn: psycopg.Connection, source: str) -> int:
-    row = conn.execute(QUERIES["rows_deleted_since_snapshot"], {"source": source}).fetchone()
-    return int(row[0]) if row else 0
+def rows_deleted(conn: psycopg.Connection, source: str, window: RunWindow) -> int:
+    after = _rows_per_document(conn, source)
+    return sum(max(n - after.get(rel_path, 0), 0) for rel_path, n in window.rows_before.items())
+
+
+def _rows_per_document(conn: psycopg.Connection, source: str) -> dict[str, int]:
+    return {
+        str(rel_path): int(n)
+        for rel_path, n in conn.execute(QUERIES["rows_per_document"], {"source": source})
+    }
 
 
 def reconcile(

@@ -28,21 +28,44 @@ Choices where DESIGN sections 2-3 are silent:
 """
 
 from heading_index.assign import assign
+from heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, embed_text
+from heading_index.breadcrumb import render as render_breadcrumb
 from heading_index.decode import DocumentDecodeError, decode_document
 from heading_index.index import build_index
 from heading_index.model import ChunkHeadings, Heading, HeadingIndex
+from heading_index.structure import (
+    STRUCTURE_CHUNKER_VERSION,
+    BudgetSplit,
+    StructureChunk,
+    StructureOptions,
+    StructureResult,
+    budget_split_from,
+    splitting_index,
+    structure_chunks,
+)
 
 # Part of every recipe fingerprint: bump it whenever a change here can change
 # any heading column, so the flow re-processes every document (a backfill).
 HEADING_INDEX_VERSION = "1"
 
 __all__ = [
+    "DEFAULT_BREADCRUMB_BUDGET",
     "HEADING_INDEX_VERSION",
+    "STRUCTURE_CHUNKER_VERSION",
+    "BudgetSplit",
     "ChunkHeadings",
     "DocumentDecodeError",
     "Heading",
     "HeadingIndex",
+    "StructureChunk",
+    "StructureOptions",
+    "StructureResult",
     "assign",
+    "budget_split_from",
     "build_index",
     "decode_document",
+    "embed_text",
+    "render_breadcrumb",
+    "splitting_index",
+    "structure_chunks",
 ]

@@ -60,10 +60,11 @@ def assign(index: HeadingIndex, spans: Sequence[tuple[int, int]]) -> list[ChunkH
     # Equal columns are one shared (immutable) value: cheaper than rebuilding.
     shared: dict[tuple[int, int | None], ChunkHeadings] = {}
     result: list[ChunkHeadings] = []
+    append = result.append  # a hot loop: one chunk of a small page costs ~1.5 us
     for position, (start, _) in enumerate(spans):
         governing = bisect_right(heading_starts, start) - 1
         if governing < 0:
-            result.append(_PREAMBLE)
+            append(_PREAMBLE)
             continue
         heading = headings[governing]
         parent_position = None
@@ -76,11 +77,10 @@ def assign(index: HeadingIndex, spans: Sequence[tuple[int, int]]) -> list[ChunkH
         key = (governing, parent_position)
         columns = shared.get(key)
         if columns is None:
+            # Positional: the field order is heading_text, heading_level,
+            # heading_path, parent_position.
             columns = shared[key] = ChunkHeadings(
-                heading_text=heading.text,
-                heading_level=heading.level,
-                heading_path=heading.path,
-                parent_position=parent_position,
+                heading.text, heading.level, heading.path, parent_position
             )
-        result.append(columns)
+        append(columns)
     return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,8 @@ from heading_index.parse import (
     structural_headings,
 )
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 @dataclass(frozen=True, slots=True)
 class _Located:
@@ -34,13 +37,17 @@ class _Located:
 
 
 def _encode(text: str) -> bytes:
-    """UTF-8 for the parser, one code point -> one character, offsets preserved.
+    """UTF-8 for the parser, one code point -> one code point, offsets preserved.
 
-    NUL becomes U+FFFD (as CommonMark prescribes) and a lone surrogate, which
-    has no UTF-8 form, becomes `?`: both keep the code-point count, so the
-    byte -> code-point mapping stays exact for the original text.
+    NUL (as CommonMark prescribes) and lone surrogates (which have no UTF-8
+    form) become U+FFFD, which is no markdown syntax; the code-point count is
+    unchanged, so the byte -> code-point mapping stays exact for `text`.
     """
-    return text.replace("\0", "\ufffd").encode("utf-8", "replace")
+    text = text.replace("\0", "\ufffd")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def build_index(text: str) -> HeadingIndex:

@@ -7,28 +7,39 @@ oversized sections (the app wraps cocoindex's splitter with
 
 Decisions where DESIGN is silent:
 - Chunk spans are trimmed: leading blank lines and trailing whitespace are
-  left out (leading indentation of the first line is kept: it can be
-  markup). Every non-whitespace character outside front matter and the
-  excluded splitting-heading lines lies in some chunk.
+  left out; the indentation of a first line is kept (it can be markup: an
+  indented code block, a nested list), except where a budget-splitter piece
+  starts mid-line. Every non-whitespace character outside front matter and
+  the excluded splitting-heading lines lies in some chunk.
 - A section whose body is only whitespace (an H1 directly followed by an
   H2) makes no chunk; the next chunk's breadcrumb names it (`H1 > H2`). Its
   parent is then NULL: the first chunk overlapping the H1's section is that
   chunk itself, and a chunk is never its own parent (as in `assign`).
 - Merging (rule 5): a run whose stored text is under `min_chunk_size`
-  absorbs the next section with content (section bodies that are only
-  whitespace are carried along in between) while that section is not
-  shallower than the run's first, and the run stays within `chunk_size`. A
-  run never ends on a heading-only section. `merges` counts the sections
-  folded into an earlier section's chunk.
+  absorbs the next section with content (heading-only sections in between
+  are carried along) while that section is not shallower than the run's
+  first and the run stays within `chunk_size`; it stops once it reaches
+  `min_chunk_size`, and never ends on a heading-only section. `merges`
+  counts the sections folded into an earlier section's chunk, heading-only
+  ones included (so it equals the splitting headings inside chunks).
+- With `merged_path="first"` the columns equal `assign` over
+  `splitting_index(...)` (DESIGN section 3); with `"common"` a merged chunk
+  names the deepest section holding all its sections, and its parent is
+  found from that section. `StructureChunk.heading` is the heading named
+  (None: the root), so a harness can score what the breadcrumb claims.
 - Sizes count the stored text only (UTF-8 bytes). The embed text adds the
   breadcrumb (at most `breadcrumb_budget` bytes), a blank line and, for a
   table continuation, the table's header and delimiter rows.
 - The preamble is split like a section when oversized; it never merges.
+- Tables (rule 6) are top-level pipe tables of an oversized section; one
+  that fits is never cut, a longer one is cut between rows with no overlap.
+  A table inside a list item or quote is left to the budget splitter.
 - Sizes exceed `chunk_size` only when the budget splitter returns such a
   piece, when a splitter piece is widened over content the splitter left out
   (cocoindex drops a list marker when min_chunk_size is tiny, below about 10
-  bytes), or for a table row (bound to the header, for a first row) that is
-  alone over the budget: rows are never cut.
+  bytes), or for a table row (with the header and delimiter rows, for a
+  first row) that alone is over the budget: rows are never cut. A paragraph
+  line right after a table is one of its rows (GFM), so it can be such a row.
 """
 
 from __future__ import annotations
@@ -105,7 +116,9 @@ class StructureChunk:
     parent_position: int | None
     breadcrumb: str | None  # None exactly when heading_path is empty
     embed_text: str
-    heading: Heading | None  # the heading the columns name: its section is what they claim
+    # The heading the columns name (None: the root); from `splitting_index`, so
+    # its `parent` numbers splitting headings. Its section is what they claim.
+    heading: Heading | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,3 +67,9 @@ def test_one_long_line() -> None:
     text = "# " + "x" * 1_000_000 + "\n"
     (heading,) = build_index(text).headings
     assert len(heading.text) == 1_000_000
+
+
+def test_a_lone_surrogate_is_no_markdown_syntax() -> None:
+    # Replaced by U+FFFD for the parser, never by `?`, which would make `<?`
+    # open an HTML block (processing instruction) and hide the heading.
+    assert [h.text for h in build_index("<\ud800\n# x\n?>\n").headings] == ["x"]

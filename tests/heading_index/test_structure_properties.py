@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
+from itertools import pairwise
 
 os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
 
@@ -132,7 +133,7 @@ def options(draw: st.DrawFn, tiny_min: bool = True) -> StructureOptions:
 
 
 PROPERTY_SETTINGS = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
@@ -157,7 +158,17 @@ def test_stored_text_is_the_verbatim_slice_and_sizes_fit(
         # No leading blank line; leading spaces only as a line's indentation.
         assert c.text.lstrip(" \t")[:1] not in ("\n", "\r")
         assert c.text[:1] not in (" ", "\t") or c.start == 0 or doc[c.start - 1] in "\r\n"
-        assert utf8(c.text) <= opts.chunk_size
+        assert utf8(c.text) <= opts.chunk_size or is_one_table_row(c.text)
+
+
+def is_one_table_row(text: str) -> bool:
+    """The documented exception: a table row over the budget alone (with the
+    header and delimiter rows, for a first row). A paragraph line right after
+    a table is one of its rows (GFM), which is how the generator makes them."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if len(lines) == 3:
+        return set(lines[1]) <= set("|-: ")
+    return len(lines) == 1
 
 
 @PROPERTY_SETTINGS
@@ -169,7 +180,7 @@ def test_spans_are_in_order_and_overlap_only_inside_one_section(
     index = build_index(doc)
     section_starts = [h.start for h in splitting_index(index, opts.split_levels).headings]
     chunks = run(doc, opts).chunks
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in pairwise(chunks):
         assert a.start < b.start and a.end < b.end
         if b.start < a.end:  # the splitter's own overlap: same section, within its budget
             assert bisect_right(section_starts, a.start) == bisect_right(section_starts, b.end - 1)
@@ -212,7 +223,7 @@ def test_columns_parents_and_breadcrumbs_are_consistent(
         )
         assert (c.breadcrumb is None) == null
         assert c.parent_position is None or 0 <= c.parent_position < position
-        assert_embed_text(c)
+        assert_embed_text(doc, c)
         if c.heading is not None:
             assert (c.heading_text, c.heading_level, c.heading_path) == (
                 c.heading.text,
@@ -227,7 +238,7 @@ def test_columns_parents_and_breadcrumbs_are_consistent(
     assert result.breadcrumb_truncations == truncated
 
 
-def assert_embed_text(c: StructureChunk) -> None:
+def assert_embed_text(doc: str, c: StructureChunk) -> None:
     plain = embed_text(c.breadcrumb, c.text)
     if c.embed_text == plain:
         return
@@ -237,7 +248,7 @@ def assert_embed_text(c: StructureChunk) -> None:
     header = c.embed_text[len(prefix) : -len(c.text) - 1]
     header_row, delimiter_row = header.replace("\r\n", "\n").split("\n")
     assert header_row.startswith("|") and set(delimiter_row) <= set("|-: ")
-    assert c.text.startswith("|")
+    assert doc[c.start - 1] in "\r\n"  # a row starts a line (GFM rows need no pipes)
 
 
 @PROPERTY_SETTINGS

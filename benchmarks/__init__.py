@@ -1,0 +1,18 @@
+"""Benchmarks of mdchunks: one command, every stage, figures and ratios.
+
+    COCOINDEX_DISABLE_USAGE_TRACKING=1 .venv/bin/python -m benchmarks [--quick] [--only ...]
+
+Not shipped and imported by nothing: it may import `flow`, `heading_index`
+and `cocoindex`. Each stage compares us with a baseline measured in the same
+run on the same machine (the splitter alone, or a bare cocoindex app in the
+same PostgreSQL), so the ratios mean something on a shared, noisy machine
+where absolute times do not. Modules:
+
+- `corpora`: the shared corpora and the generated ones (50,000 files, a 50 MB
+  document, rust-book copies);
+- `bench_heading_index`: stage 1, `build_index` vs the splitter;
+- `bare_app`: the baseline cocoindex app (the upstream example's shape);
+- `postgres`: a throwaway embedded PostgreSQL and per-trial databases;
+- `worker`: one measured job in a fresh subprocess (time and peak memory);
+- `stages`: the six stages; `report`: the table and the JSON.
+"""

@@ -1,0 +1,107 @@
+"""`python -m benchmarks`: run the stages, print the table, write the results.
+
+    COCOINDEX_DISABLE_USAGE_TRACKING=1 .venv/bin/python -m benchmarks
+    .venv/bin/python -m benchmarks --quick --only index,memory
+
+A full run takes about 20 minutes on 2 cores; `--quick` uses small corpora
+and one run per figure (a smoke test, its figures mean little). Results go
+to `benchmarks/results/` (`--out`): `<plan>.json` and `<plan>.txt`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
+
+from benchmarks import report
+from benchmarks.context import Context, log
+from benchmarks.plan import FULL, QUICK, STAGES
+from benchmarks.stages import STAGES as RUNNERS
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _stages(value: str) -> list[str]:
+    chosen = [name.strip() for name in value.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in STAGES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown stage(s) {', '.join(unknown)} (known: {', '.join(STAGES)})"
+        )
+    return chosen
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description="mdchunks benchmarks (issue #6)"
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes, one run each")
+    parser.add_argument(
+        "--only", type=_stages, default=list(STAGES), help=f"comma-separated: {','.join(STAGES)}"
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the results")
+    parser.add_argument("--no-save", action="store_true", help="print only, write no files")
+    parser.add_argument("--work-dir", type=Path, help="where corpora and databases go (kept)")
+    parser.add_argument(
+        "--admin-url",
+        help="use this PostgreSQL (a role that may CREATE DATABASE), not an embedded one",
+    )
+    parser.add_argument("--trials", type=int, help="override: fresh ingests per app")
+    parser.add_argument("--reruns", type=int, help="override: no-op re-runs and edits per app")
+    parser.add_argument(
+        "--generated-files", type=int, help="override: size of the many-files corpus"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    overrides = {
+        "trials": args.trials,
+        "reruns": args.reruns,
+        "generated_files": args.generated_files,
+    }
+    plan = dataclasses.replace(plan, **{k: v for k, v in overrides.items() if v is not None})
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix="mdchunks-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    ctx = Context(plan=plan, work=work, admin_url=args.admin_url)
+    started = time.perf_counter()
+    env = report.environment(None)
+    figures: list[report.Figure] = []
+    try:
+        for name in STAGES:
+            if name in args.only:
+                log(f"stage {name}")
+                figures += RUNNERS[name](ctx)
+        postgres_version = ctx.server().version() if ctx.has_server() else None
+    finally:
+        ctx.close()
+        if args.work_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    env["versions"]["postgresql"] = postgres_version or "not started"
+    seconds = time.perf_counter() - started
+    text = report.header_text(env, plan.name, seconds) + "\n" + report.table(figures)
+    print(text)
+    if not args.no_save:
+        args.out.mkdir(parents=True, exist_ok=True)
+        plan_json = {**dataclasses.asdict(plan), "stages": args.only}
+        (args.out / f"{plan.name}.json").write_text(
+            report.to_json(env, plan_json, figures, ctx.raw), encoding="utf-8"
+        )
+        (args.out / f"{plan.name}.txt").write_text(text, encoding="utf-8")
+        log(f"wrote {args.out / plan.name}.json and .txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

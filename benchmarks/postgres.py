@@ -1,0 +1,99 @@
+"""A throwaway PostgreSQL for one benchmark run, and a database per trial.
+
+The server is the embedded one the flow uses (the `pgserver` package) in a
+folder of the run's work dir, stopped at the end; or any server given by an
+admin URL (a role that may CREATE DATABASE). Ours and the bare app run on the
+same server, each trial in a database of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+from flow import database
+
+_XID_MODULUS = 2**32
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    admin_url: str  # a database we may connect to and CREATE DATABASE from
+    kind: str  # "embedded" or "given"
+
+    def url_for(self, name: str) -> str:
+        parts = urlsplit(self.admin_url)
+        return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+    def create(self, name: str) -> str:
+        """A new empty database (an old one of that name is dropped first)."""
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return self.url_for(name)
+
+    def drop(self, name: str) -> None:
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+    def version(self) -> str:
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+        return str(row[0]) if row else "unknown"
+
+
+@contextlib.contextmanager
+def server(folder: Path, admin_url: str | None = None) -> Iterator[Server]:
+    """The given server, or an embedded one in `folder` (stopped and removed after)."""
+    if admin_url:
+        yield Server(admin_url=admin_url, kind="given")
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    embedded = database._start_server(folder / "pg")
+    try:
+        yield Server(admin_url=embedded.get_uri("postgres"), kind="embedded")
+    finally:
+        database.stop_embedded(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def next_xid(url: str) -> int:
+    """The id the next transaction of the cluster will get (64-bit)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def rows_written_since(url: str, table: str, start_xid: int) -> dict[str, int]:
+    """rel_path -> rows of `table` inserted or updated since `start_xid`."""
+    span = next_xid(url) - start_xid
+    query = sql.SQL(
+        "SELECT rel_path, count(*) FROM {} "
+        "WHERE ((xmin::text::bigint - %(start)s + 4294967296) %% 4294967296) < %(span)s "
+        "GROUP BY rel_path"
+    ).format(sql.Identifier(table))
+    with psycopg.connect(url, autocommit=True) as conn:
+        found = conn.execute(query, {"start": start_xid % _XID_MODULUS, "span": span}).fetchall()
+    return {str(rel_path): int(count) for rel_path, count in found}
+
+
+def row_count(url: str, table: str) -> int:
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))
+        ).fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,335 @@
+"""The six stages of issue #6. Each returns figures: ours next to a baseline
+measured in the same run, and their ratio."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks import corpora
+from benchmarks.context import APPS, Context, Pair, log, median
+from benchmarks.jobs import run_job
+from benchmarks.report import Figure
+
+# -- 1. heading index vs the splitter ---------------------------------------------------
+
+
+def stage_index(ctx: Context) -> list[Figure]:
+    from benchmarks.bench_heading_index import measure
+    from heading_index import decode_document
+
+    def texts(corpus: corpora.Corpus) -> list[str]:
+        return [decode_document(p.read_bytes()) for p in corpora.markdown_files(corpus.root)]
+
+    figures: list[Figure] = []
+    for key, repeats in (
+        ("rust-book", ctx.plan.repeats),
+        ("tldr", ctx.plan.repeats),
+        ("big", ctx.plan.big_repeats),
+    ):
+        corpus = ctx.corpus(key)
+        log(f"index vs splitter on {key} ({repeats} runs)")
+        found = measure(key, texts(corpus), repeats)
+        index_seconds = found.megabytes / found.index_mb_per_s
+        split_seconds = found.megabytes / found.split_mb_per_s
+        ctx.raw.setdefault("index", []).append(
+            {"corpus": key, **{name: getattr(found, name) for name in found.__dataclass_fields__}}
+        )
+        figures.append(
+            Figure(
+                stage="1 index",
+                case=corpus.label(),
+                measure=f"s, median of {repeats}; ratio = time",
+                ours=index_seconds,
+                baseline=split_seconds,
+                baseline_name="splitter",
+                ratio=found.index_over_split,
+                target="<= 1.0x (stretch 0.5x)",
+                met=found.index_over_split <= 1.0,
+                note=(
+                    f"build_index {found.index_mb_per_s:.1f} MB/s, split "
+                    f"{found.split_mb_per_s:.1f} MB/s; assign = "
+                    f"{found.assign_share_of_index:.1%} of build_index"
+                ),
+            )
+        )
+    return figures
+
+
+# -- 2. end-to-end ingest ---------------------------------------------------------------
+
+
+def _ingest_figures(ctx: Context, key: str, pair: Pair) -> list[Figure]:
+    corpus = pair.corpus
+    runs = len(pair.ingests["ours"])
+    seconds = {app: median([r["seconds"] for r in pair.ingests[app]]) for app in APPS}
+    ctx.raw.setdefault("ingest", {})[key] = pair.ingests
+    docs_per_s = {app: corpus.documents / seconds[app] for app in APPS}
+    mb_per_s = {app: corpus.megabytes / seconds[app] for app in APPS}
+    ratio = seconds["bare"] / seconds["ours"]
+    kind = f"median of {runs}" if runs > 1 else "1 run"
+    return [
+        Figure(
+            stage="2 ingest",
+            case=corpus.label(),
+            measure=f"docs/s, {kind}; ratio = throughput",
+            ours=docs_per_s["ours"],
+            baseline=docs_per_s["bare"],
+            baseline_name="bare app",
+            ratio=ratio,
+            target=">= 0.7x",
+            met=ratio >= 0.7,
+            note=f"{seconds['ours']:.1f} s vs {seconds['bare']:.1f} s",
+        ),
+        Figure(
+            stage="2 ingest",
+            case=corpus.label(),
+            measure=f"MB/s into PostgreSQL, {kind}",
+            ours=mb_per_s["ours"],
+            baseline=mb_per_s["bare"],
+            baseline_name="bare app",
+            ratio=ratio,
+            note=f"{pair.ingests['ours'][-1]['rows_total']:,} rows",
+        ),
+    ]
+
+
+def stage_ingest(ctx: Context) -> list[Figure]:
+    figures: list[Figure] = []
+    for key in ("rust-book", "tldr", "generated"):
+        trials = 1 if key == "generated" else ctx.plan.trials
+        pair = ctx.pair(key, trials)
+        figures += _ingest_figures(ctx, key, pair)
+        if key == "rust-book":
+            pair.drop()
+    return figures
+
+
+# -- 3. no-op re-runs -----------------------------------------------------------------------
+
+
+def stage_noop(ctx: Context) -> list[Figure]:
+    figures: list[Figure] = []
+    for key in ("tldr", "generated"):
+        pair = ctx.pair(key)
+        runs: dict[str, list[dict[str, Any]]] = {app: [] for app in APPS}
+        for rerun in range(ctx.plan.reruns):
+            for app in APPS:
+                result = pair.run(app)
+                if result["processed"]:
+                    raise RuntimeError(f"no-op re-run of {app} processed {result['processed']}")
+                runs[app].append(result)
+                log(f"no-op {key} {app} #{rerun + 1}: {result['seconds']:.2f} s")
+        ctx.raw.setdefault("noop", {})[key] = runs
+        seconds = {app: median([r["seconds"] for r in runs[app]]) for app in APPS}
+        ratio = seconds["ours"] / seconds["bare"]
+        docs = pair.corpus.documents
+        figures.append(
+            Figure(
+                stage="3 no-op",
+                case=pair.corpus.label(),
+                measure=f"s, median of {ctx.plan.reruns}; ratio = time",
+                ours=seconds["ours"],
+                baseline=seconds["bare"],
+                baseline_name="bare app",
+                ratio=ratio,
+                target="<= 1.2x",
+                met=ratio <= 1.2,
+                note=(
+                    f"{1000 * seconds['ours'] / docs:.2f} vs "
+                    f"{1000 * seconds['bare'] / docs:.2f} ms per document"
+                ),
+            )
+        )
+    return figures
+
+
+# -- 4. one edited file -----------------------------------------------------------------
+
+
+def edit_document(path: Path, k: int) -> None:
+    """Insert a paragraph at a blank line near the middle (later chunks shift)."""
+    text = path.read_text(encoding="utf-8")
+    middle = text.find("\n\n", len(text) // 2)
+    at = middle + 1 if middle >= 0 else len(text)
+    path.write_text(text[:at] + f"\nEdited by the benchmark, edit {k}.\n" + text[at:], "utf-8")
+
+
+def stage_edit(ctx: Context) -> list[Figure]:
+    figures: list[Figure] = []
+    for key in ("tldr", "generated"):
+        pair = ctx.pair(key)
+        root = pair.corpus.root
+        runs: dict[str, list[dict[str, Any]]] = {app: [] for app in APPS}
+        only_that_file = True
+        for k, target in enumerate(corpora.edit_targets(pair.corpus, ctx.plan.reruns)):
+            rel_path = target.relative_to(root).as_posix()
+            edit_document(target, k)
+            for app in APPS:
+                result = pair.run(app, written=True)
+                result["edited"] = rel_path
+                runs[app].append(result)
+                written = result["written_by_path"]
+                only_that_file &= set(written) <= {rel_path} and result["processed"] == 1
+                log(f"edit {key} {app} #{k + 1}: {result['seconds']:.2f} s, rows written {written}")
+        ctx.raw.setdefault("edit", {})[key] = runs
+        seconds = {app: median([r["seconds"] for r in runs[app]]) for app in APPS}
+        rows = {
+            app: median([sum(r["written_by_path"].values()) for r in runs[app]]) for app in APPS
+        }
+        ratio = seconds["ours"] / seconds["bare"]
+        figures += [
+            Figure(
+                stage="4 edit",
+                case=pair.corpus.label(),
+                measure=f"s, median of {ctx.plan.reruns}; ratio = time",
+                ours=seconds["ours"],
+                baseline=seconds["bare"],
+                baseline_name="bare app",
+                ratio=ratio,
+                note="one document edited, then a run",
+            ),
+            Figure(
+                stage="4 edit",
+                case=pair.corpus.label(),
+                measure="rows written per edit, median",
+                ours=rows["ours"],
+                baseline=rows["bare"],
+                baseline_name="bare app",
+                target="that file's rows only",
+                met=only_that_file,
+                note="every written row is the edited file's"
+                if only_that_file
+                else "rows of other files were written",
+            ),
+        ]
+    return figures
+
+
+# -- 5. cost growth ---------------------------------------------------------------------------
+
+
+def exponent(sizes: list[float], seconds: list[float]) -> float:
+    """Least-squares slope of log(time) over log(size): 1.0 is linear."""
+    xs = [math.log(size) for size in sizes]
+    ys = [math.log(value) for value in seconds]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+
+
+def stage_growth(ctx: Context) -> list[Figure]:
+    figures: list[Figure] = []
+    factors = ctx.plan.growth_factors
+    seconds: dict[str, list[float]] = {app: [] for app in APPS}
+    sizes: list[float] = []
+    labels: list[str] = []
+    for factor in factors:
+        key = f"growth-x{factor}"
+        corpus = ctx.corpus(key)
+        pair = Pair(ctx, corpus, key.replace("-", "_"))
+        pair.ingest_trials(ctx.plan.trials)
+        pair.drop()
+        ctx.raw.setdefault("growth", {})[key] = pair.ingests
+        for app in APPS:
+            seconds[app].append(median([r["seconds"] for r in pair.ingests[app]]))
+        sizes.append(corpus.bytes)
+        labels.append(corpus.label())
+        figures.append(
+            Figure(
+                stage="5 growth",
+                case=corpus.label(),
+                measure=f"ingest s, median of {ctx.plan.trials}",
+                ours=seconds["ours"][-1],
+                baseline=seconds["bare"][-1],
+                baseline_name="bare app",
+                ratio=seconds["ours"][-1] / seconds["bare"][-1],
+                note=f"{corpus.megabytes / seconds['ours'][-1]:.2f} MB/s",
+            )
+        )
+    slope = {app: exponent(sizes, seconds[app]) for app in APPS}
+    top = math.log(seconds["ours"][-1] / seconds["ours"][-2]) / math.log(sizes[-1] / sizes[-2])
+    figures.append(
+        Figure(
+            stage="5 growth",
+            case=f"x{factors[0]} .. x{factors[-1]}",
+            measure="exponent b of time ~ size^b",
+            ours=slope["ours"],
+            baseline=slope["bare"],
+            baseline_name="bare app",
+            target="linear: b <= 1.1",
+            met=slope["ours"] <= 1.1,
+            note=f"ours x{factors[-2]} -> x{factors[-1]} alone: b = {top:.2f}",
+        )
+    )
+    return figures
+
+
+# -- 6. peak memory -------------------------------------------------------------------------
+
+
+def _peaks(ctx: Context, key: str) -> dict[str, dict[str, Any]]:
+    root = ctx.corpus(key).root
+    found: dict[str, dict[str, Any]] = {}
+    for job in ("read", "split", "pipeline"):
+        found[job] = run_job(job, root=root)
+        log(
+            f"memory {key} {job}: peak {found[job]['peak_rss_mb']:.0f} MB, "
+            f"{found[job]['seconds']:.1f} s"
+        )
+    return found
+
+
+def stage_memory(ctx: Context) -> list[Figure]:
+    figures: list[Figure] = []
+    for key in ("big", "generated"):
+        peaks = _peaks(ctx, key)
+        ctx.raw.setdefault("memory", {})[key] = peaks
+        ours, split, floor = (peaks[job]["peak_rss_mb"] for job in ("pipeline", "split", "read"))
+        ratio = ours / split
+        figures.append(
+            Figure(
+                stage="6 memory",
+                case=ctx.corpus(key).label(),
+                measure="peak RSS MB, one process",
+                ours=ours,
+                baseline=split,
+                baseline_name="splitter",
+                ratio=ratio,
+                target="<= 1.2x",
+                met=ratio <= 1.2,
+                note=(
+                    f"reading alone {floor:.0f} MB; ours = split + build_index + assign + "
+                    f"rows ({peaks['pipeline']['seconds']:.1f} s vs "
+                    f"{peaks['split']['seconds']:.1f} s)"
+                ),
+            )
+        )
+    pair = ctx.pair("generated")
+    peak = {app: pair.ingests[app][0]["peak_rss_mb"] for app in APPS}
+    figures.append(
+        Figure(
+            stage="6 memory",
+            case=pair.corpus.label() + ", ingest",
+            measure="peak RSS MB of the ingest process",
+            ours=peak["ours"],
+            baseline=peak["bare"],
+            baseline_name="bare app",
+            ratio=peak["ours"] / peak["bare"],
+            target="<= 1.2x",
+            met=peak["ours"] / peak["bare"] <= 1.2,
+        )
+    )
+    return figures
+
+
+STAGES: dict[str, Callable[[Context], list[Figure]]] = {
+    "index": stage_index,
+    "ingest": stage_ingest,
+    "noop": stage_noop,
+    "edit": stage_edit,
+    "growth": stage_growth,
+    "memory": stage_memory,
+}

@@ -1,0 +1,343 @@
+"""Golden sets for retrieval evaluation (issue #8): load one, prove every line.
+
+A golden set is a JSON Lines file, one query per line:
+
+    {"id": "...", "query": "...", "fact": "...", "file": "...",
+     "heading_path": ["H1", "H2", ...], "kind": "paraphrase"}
+
+`file` is the document's POSIX path relative to the corpus root (as
+`spikes.corpus.read_corpus` names it); `heading_path` is the plain heading
+texts that `heading_index.build_index` gives. Blank lines are skipped; keys
+other than the six are ignored, so a set may carry notes.
+
+`verify(queries, corpus)` returns every problem it finds (an empty tuple
+proves the set); each line must satisfy all of:
+
+1. `id` non-empty and unique in the set; `query` non-empty; `kind` one of
+   `KINDS`.
+2. `fact` is one line (no line break), 25-120 code points, without
+   leading, trailing or repeated whitespace (so the verbatim fact and the
+   whitespace-collapsed fact of the hit rule are the same string).
+3. `file` is a document of the corpus and `fact` occurs in its text exactly
+   once, verbatim.
+4. `fact` occurs exactly once in the whole corpus under the hit rule of
+   `spikes.recall` (every document's text whitespace-collapsed, since the
+   rule collapses whitespace and text is wrapped): no other chunk anywhere
+   can hit the query.
+5. The fact is not on a heading line (the structure-first chunker does not
+   store heading lines in chunk text), and its governing heading (the last
+   heading starting at or before the fact's offset, from `build_index` on
+   the decoded document) has `path == heading_path`; no governing heading
+   means `heading_path` must be empty.
+6. `query` and `fact` share at most `MAX_SHARED_WORDS` content words.
+7. kind `deep`: `heading_path` has at least 3 headings (the fact sits under
+   an H3 or deeper; in a book whose chapter files start at H2 that is H4).
+
+**Content words** (rule 6): the text is NFKC-normalised and lowercased;
+apostrophes (' ’ ‘ ʼ) are deleted, so "doesn’t" is one token; tokens are
+the maximal runs of ASCII letters `a-z` (digits, punctuation, code symbols
+split tokens: `Rc<T>` gives "rc" and "t"); tokens shorter than 3 letters and
+the words of `STOP_WORDS` (English function words and contractions) are
+dropped; each remaining token is reduced to a key by stripping suffixes
+(`KEY_SUFFIXES`, the first that applies, again and again) while at least 3
+letters remain; "s" is not stripped after "s". So "borrowing", "borrowed"
+and "borrows" -> "borrow"; "reference", "references", "referenced" ->
+"referenc"; "string", "strings" -> "str"; "process", "processes" ->
+"process". It is not a real stemmer: it only makes inflections of one word
+count as one shared word, and a rough merge only makes the limit stricter.
+
+The kinds `section-scoped`, `paraphrase` and `near-duplicate` are the
+author's claim about why a query is hard; only the rules above are checked.
+
+`python -m spikes.golden --corpus PATH --golden FILE` prints the problems
+(exit status 1) or a one-line summary per kind (exit status 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import unicodedata
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from heading_index import HeadingIndex, build_index
+from spikes.corpus import Corpus, Document, read_corpus
+from spikes.recall import collapse_whitespace
+
+KINDS: tuple[str, ...] = ("section-scoped", "paraphrase", "deep", "near-duplicate")
+FACT_MIN_CHARS = 25
+FACT_MAX_CHARS = 120
+MAX_SHARED_WORDS = 2
+DEEP_MIN_PATH = 3
+FIELDS: tuple[str, ...] = ("id", "query", "fact", "file", "heading_path", "kind")
+
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all also am an and any are aren arent as at
+    be because been before being below between both but by can cannot cant could
+    couldnt did didnt do does doesnt doing dont down during each few for from further
+    had hadnt has hasnt have havent having he her here hers herself him himself his
+    how however i if in into is isnt it its itself just lets like may me might more
+    most must mustnt my myself no nor not now of off on once only or other ought our
+    ours ourselves out over own same shall shant she should shouldnt so some such
+    than that thats the their theirs them themselves then there theres these they
+    theyll theyre theyve this those through thus to too under until up upon us very
+    was wasnt we well were weve werent what whats when where which while who whom
+    whose why will with within without wont would wouldnt yet you youd youll your
+    youre yours yourself yourselves youve ill ive id hes shes
+    get gets got one two use used uses using way ways make makes made
+    """.split()
+)
+KEY_SUFFIXES: tuple[str, ...] = ("ing", "ed", "es", "s", "e")
+_APOSTROPHES = re.compile("['\u2019\u2018\u02bc]")
+_TOKEN = re.compile("[a-z]+")
+
+
+def _word_key(token: str) -> str:
+    while True:
+        for suffix in KEY_SUFFIXES:
+            stripped = token[: -len(suffix)]
+            if token.endswith(suffix) and len(stripped) >= 3 and not (
+                suffix == "s" and stripped.endswith("s")
+            ):
+                token = stripped
+                break
+        else:
+            return token
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The content-word keys of `text` (see the module docstring)."""
+    normalised = _APOSTROPHES.sub("", unicodedata.normalize("NFKC", text).lower())
+    return frozenset(
+        _word_key(token)
+        for token in _TOKEN.findall(normalised)
+        if len(token) >= 3 and token not in STOP_WORDS
+    )
+
+
+def shared_content_words(query: str, fact: str) -> frozenset[str]:
+    return content_words(query) & content_words(fact)
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenQuery:
+    id: str
+    query: str
+    fact: str
+    file: str  # POSIX path relative to the corpus root
+    heading_path: tuple[str, ...]
+    kind: str
+    line: int = field(default=0, compare=False)  # 1-based line of the file; 0: built in code
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    line: int
+    id: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line else "query"
+        return f"{where} ({self.id or 'no id'}): {self.message}"
+
+
+class GoldenFormatError(ValueError):
+    """A line of a golden file is not a JSON object of the expected shape."""
+
+
+def parse_golden(text: str) -> tuple[GoldenQuery, ...]:
+    """Queries of a JSON Lines golden set; GoldenFormatError names every bad line."""
+    queries: list[GoldenQuery] = []
+    errors: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            queries.append(_parse_line(raw, number))
+        except GoldenFormatError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise GoldenFormatError("\n".join(errors))
+    return tuple(queries)
+
+
+def load_golden(path: Path) -> tuple[GoldenQuery, ...]:
+    return parse_golden(path.read_text(encoding="utf-8"))
+
+
+def _parse_line(raw: str, number: int) -> GoldenQuery:
+    try:
+        record = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise GoldenFormatError(f"line {number}: not JSON: {exc.msg}") from None
+    if not isinstance(record, dict):
+        raise GoldenFormatError(f"line {number}: not a JSON object")
+    missing = [name for name in FIELDS if name not in record]
+    if missing:
+        raise GoldenFormatError(f"line {number}: missing {', '.join(missing)}")
+    wrong = [name for name in FIELDS if name != "heading_path" and not isinstance(record[name], str)]
+    path = record["heading_path"]
+    if not isinstance(path, list) or not all(isinstance(part, str) for part in path):
+        wrong.append("heading_path")
+    if wrong:
+        expected = "strings (heading_path: a list of strings)"
+        raise GoldenFormatError(f"line {number}: {', '.join(wrong)} must be {expected}")
+    return GoldenQuery(
+        id=record["id"],
+        query=record["query"],
+        fact=record["fact"],
+        file=record["file"],
+        heading_path=tuple(path),
+        kind=record["kind"],
+        line=number,
+    )
+
+
+def _occurrences(haystack: str, needle: str) -> int:
+    count, at = 0, haystack.find(needle)
+    while at >= 0:
+        count += 1
+        at = haystack.find(needle, at + 1)
+    return count
+
+
+def _show(path: Sequence[str]) -> str:
+    return " > ".join(path) if path else "(document root)"
+
+
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    document: Document
+    collapsed: str
+    index: HeadingIndex
+    starts: tuple[int, ...]
+
+
+class _CorpusView:
+    def __init__(self, corpus: Corpus) -> None:
+        self.documents = {document.rel_path: document for document in corpus.documents}
+        self.collapsed = {rel: collapse_whitespace(d.text) for rel, d in self.documents.items()}
+        self._indexed: dict[str, _Indexed] = {}
+
+    def indexed(self, rel_path: str) -> _Indexed:
+        if rel_path not in self._indexed:
+            document = self.documents[rel_path]
+            index = build_index(document.text)
+            starts = tuple(heading.start for heading in index.headings)
+            self._indexed[rel_path] = _Indexed(
+                document, self.collapsed[rel_path], index, starts
+            )
+        return self._indexed[rel_path]
+
+
+def verify(queries: Iterable[GoldenQuery], corpus: Corpus) -> tuple[Problem, ...]:
+    """Every rule of the module docstring that some query breaks (empty: all hold)."""
+    view = _CorpusView(corpus)
+    queries = tuple(queries)
+    ids = Counter(query.id for query in queries)
+    problems: list[Problem] = []
+    for query in queries:
+        messages = _check(query, view)
+        if ids[query.id] > 1:
+            messages.insert(0, f"id {query.id!r} is used by {ids[query.id]} queries")
+        problems.extend(Problem(query.line, query.id, message) for message in messages)
+    return tuple(problems)
+
+
+def _check(query: GoldenQuery, view: _CorpusView) -> list[str]:
+    messages: list[str] = []
+    if not query.id.strip():
+        messages.append("id is empty")
+    if not query.query.strip():
+        messages.append("query is empty")
+    if query.kind not in KINDS:
+        messages.append(f"kind {query.kind!r} is not one of {', '.join(KINDS)}")
+    if query.kind == "deep" and len(query.heading_path) < DEEP_MIN_PATH:
+        messages.append(
+            f"kind 'deep' needs a heading_path of at least {DEEP_MIN_PATH} headings, "
+            f"got {len(query.heading_path)}: {_show(query.heading_path)}"
+        )
+    shared = shared_content_words(query.query, query.fact)
+    if len(shared) > MAX_SHARED_WORDS:
+        messages.append(
+            f"query shares {len(shared)} content words with the fact "
+            f"(at most {MAX_SHARED_WORDS}): {', '.join(sorted(shared))}"
+        )
+    fact = query.fact
+    if "\n" in fact or "\r" in fact:
+        return [*messages, "fact spans more than one line"]
+    if not FACT_MIN_CHARS <= len(fact) <= FACT_MAX_CHARS:
+        messages.append(
+            f"fact has {len(fact)} characters, not {FACT_MIN_CHARS}-{FACT_MAX_CHARS}"
+        )
+    if collapse_whitespace(fact) != fact:
+        messages.append("fact has leading, trailing or repeated whitespace")
+    if not fact.strip():
+        return messages
+    if query.file not in view.documents:
+        return [*messages, f"file {query.file!r} is not a document of the corpus"]
+
+    others = {
+        rel: count
+        for rel, text in view.collapsed.items()
+        if (count := _occurrences(text, collapse_whitespace(fact)))
+    }
+    total = sum(others.values())
+    if total != 1:
+        where = ", ".join(f"{rel} ({count})" for rel, count in sorted(others.items()))
+        messages.append(
+            f"fact is not unique: it occurs {total} times in the corpus "
+            f"(whitespace collapsed){': ' + where if where else ''}"
+        )
+
+    indexed = view.indexed(query.file)
+    verbatim = _occurrences(indexed.document.text, fact)
+    if verbatim != 1:
+        return [*messages, f"fact occurs {verbatim} times verbatim in {query.file}, not once"]
+    offset = indexed.document.text.find(fact)
+    position = bisect_right(indexed.starts, offset) - 1
+    governing = indexed.index.headings[position] if position >= 0 else None
+    if governing is not None and offset < governing.end:
+        messages.append(f"fact lies on the heading line of {_show(governing.path)}")
+    actual = governing.path if governing is not None else ()
+    if actual != query.heading_path:
+        messages.append(
+            f"wrong heading path: the fact lies under {_show(actual)}, "
+            f"not {_show(query.heading_path)}"
+        )
+    return messages
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m spikes.golden", description="Verify a golden set against a corpus."
+    )
+    parser.add_argument("--corpus", required=True, type=Path)
+    parser.add_argument("--golden", required=True, type=Path)
+    args = parser.parse_args(argv)
+    try:
+        queries = load_golden(args.golden)
+    except GoldenFormatError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    problems = verify(queries, read_corpus(args.corpus))
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problem(s) in {len(queries)} queries", file=sys.stderr)
+        return 1
+    kinds = Counter(query.kind for query in queries)
+    summary = ", ".join(f"{kind} {kinds[kind]}" for kind in KINDS)
+    print(f"{len(queries)} queries verified ({summary})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

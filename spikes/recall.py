@@ -1,0 +1,131 @@
+"""Retrieval recall (issue #8): pure functions, no I/O, no database, no model.
+
+A retrieval method answers a query with chunks in rank order; this module
+only ever sees the chunks' stored texts (or, for fusion, their ids).
+
+- The **hit rule**: a chunk hits a query when its stored text contains the
+  query's fact, after whitespace is collapsed on both sides
+  (`collapse_whitespace`: every run of Unicode whitespace becomes one space,
+  leading and trailing whitespace is dropped). Matching is otherwise exact:
+  case, punctuation and curly quotes count. A fact split across two chunks
+  is in neither, so it is a miss; a fact inside an overlap is in both, and
+  the first of them counts.
+- `first_hit_rank`: the 1-based rank of the first hit in a ranking, None
+  when no chunk of the ranking hits (the ranking is whatever the method
+  returned: callers cut it at the largest k they report).
+- `recall_at_k`: share of queries whose first hit is at rank <= k. A query
+  with no hit counts as a miss at every k; zero queries is undefined (None),
+  not 0 or 1.
+- `rrf`: reciprocal-rank fusion (Cormack, Clarke & Büttcher 2009): an item's
+  score is the sum over the rankings holding it of `1 / (k + rank)`, rank
+  1-based, k = 60 by default. Scores are exact fractions, so the order does
+  not depend on the order of float additions. Ties (equal scores) go to the
+  item with the better (smaller) best rank, then to the one that the
+  earlier ranking (in argument order) holds at that best rank. No two items
+  can tie on all three, so the order is total and deterministic. A ranking
+  that repeats an item counts only its first occurrence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TypeVar
+
+RRF_K = 60
+
+T = TypeVar("T", bound=Hashable)
+
+
+def collapse_whitespace(text: str) -> str:
+    """Every run of whitespace -> one space; no leading or trailing whitespace."""
+    return " ".join(text.split())
+
+
+def is_hit(fact: str, chunk_text: str) -> bool:
+    """The hit rule: the chunk's stored text contains the fact (whitespace collapsed)."""
+    needle = collapse_whitespace(fact)
+    if not needle:
+        raise ValueError("an empty fact would hit every chunk")
+    return needle in collapse_whitespace(chunk_text)
+
+
+def first_hit_rank(fact: str, ranked_texts: Iterable[str]) -> int | None:
+    """1-based rank of the first chunk text that holds `fact`, None if none does."""
+    for rank, text in enumerate(ranked_texts, start=1):
+        if is_hit(fact, text):
+            return rank
+    return None
+
+
+def recall_at_k(ranks: Sequence[int | None], k: int) -> float | None:
+    """Share of queries found at rank <= k; None (undefined) for zero queries."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if not ranks:
+        return None
+    found = sum(1 for rank in ranks if rank is not None and rank <= k)
+    return found / len(ranks)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryOutcome:
+    """Where one golden query's fact was found (None: not in the ranking)."""
+
+    id: str
+    rank: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """recall@k for each requested k, and each query's first-hit rank."""
+
+    recall: Mapping[int, float | None]  # k -> recall@k, ks in ascending order
+    outcomes: tuple[QueryOutcome, ...]  # in golden-set order
+
+
+def evaluate(
+    queries: Iterable[tuple[str, str, str]],
+    retrieve: Callable[[str], Sequence[str]],
+    ks: Sequence[int],
+) -> RecallResult:
+    """Run `retrieve(query)` for each `(id, query, fact)` and score the rankings.
+
+    `retrieve` returns stored chunk texts best first; only its first `max(ks)`
+    are looked at, so a method may return more.
+    """
+    wanted = sorted(set(ks))
+    if not wanted or wanted[0] < 1:
+        raise ValueError(f"ks must be non-empty and >= 1, got {list(ks)}")
+    depth = wanted[-1]
+    outcomes = tuple(
+        QueryOutcome(query_id, first_hit_rank(fact, list(retrieve(query))[:depth]))
+        for query_id, query, fact in queries
+    )
+    ranks = [outcome.rank for outcome in outcomes]
+    return RecallResult({k: recall_at_k(ranks, k) for k in wanted}, outcomes)
+
+
+def rrf_scores(rankings: Sequence[Sequence[T]], k: int = RRF_K) -> list[tuple[T, Fraction]]:
+    """Fused `(item, score)` pairs, best first (see the module docstring)."""
+    if k < 0:
+        raise ValueError(f"the RRF constant k must be >= 0, got {k}")
+    scores: dict[T, Fraction] = {}
+    best: dict[T, tuple[int, int]] = {}  # item -> (best rank, index of the ranking)
+    for ranking_index, ranking in enumerate(rankings):
+        seen: set[T] = set()
+        for rank, item in enumerate(ranking, start=1):
+            if item in seen:
+                continue
+            seen.add(item)
+            scores[item] = scores.get(item, Fraction(0)) + Fraction(1, k + rank)
+            if item not in best or (rank, ranking_index) < best[item]:
+                best[item] = (rank, ranking_index)
+    order = sorted(scores, key=lambda item: (-scores[item], *best[item]))
+    return [(item, scores[item]) for item in order]
+
+
+def rrf(rankings: Sequence[Sequence[T]], k: int = RRF_K) -> list[T]:
+    """Reciprocal-rank fusion of `rankings` (each best first): items, best first."""
+    return [item for item, _ in rrf_scores(rankings, k)]

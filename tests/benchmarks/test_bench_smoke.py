@@ -1,0 +1,52 @@
+"""The benchmark command runs and prints what it should (quick mode, cheapest
+stages). Its figures are not judged here: nothing in this file is timed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.__main__ import main
+from benchmarks.stages import exponent
+
+
+def test_exponent_of_a_linear_and_a_quadratic_cost() -> None:
+    assert exponent([1, 4, 16], [2, 8, 32]) == pytest.approx(1.0)
+    assert exponent([1, 4, 16], [1, 16, 256]) == pytest.approx(2.0)
+
+
+def test_quick_index_and_memory_stages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], postgres_server: Any
+) -> None:
+    admin_url: str = postgres_server.admin_url
+    code = main(
+        [
+            "--quick",
+            "--only",
+            "index,memory",
+            "--out",
+            str(tmp_path / "results"),
+            "--work-dir",
+            str(tmp_path / "work"),
+            "--admin-url",
+            admin_url,
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "| stage" in printed and "versions: mdchunks" in printed
+
+    results = json.loads((tmp_path / "results" / "quick.json").read_text())
+    figures = results["figures"]
+    stages = [figure["stage"] for figure in figures]
+    assert stages.count("1 index") == 3  # rust-book, tldr, the big document
+    assert stages.count("6 memory") == 3  # big document, many files, many files' ingest
+    for figure in figures:
+        assert figure["ours"] > 0 and figure["baseline"] > 0, figure
+        assert figure["ratio"] > 0, figure
+        assert figure["met"] in (True, False), figure
+    assert (tmp_path / "results" / "quick.txt").read_text().startswith("mdchunks benchmarks")
+    assert results["environment"]["versions"]["cocoindex"]
