@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -70,7 +71,7 @@ def _embedded_server(folder: Path) -> Iterator[PostgresServer]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+def postgres_server() -> Iterator[PostgresServer]:
     url = os.environ.get("TEST_DATABASE_URL")
     if url:
         yield PostgresServer(admin_url=url, kind="TEST_DATABASE_URL")
@@ -84,7 +85,9 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
         with PostgresContainer(POSTGRES_IMAGE, driver=None) as container:
             yield PostgresServer(admin_url=container.get_connection_url(), kind="testcontainers")
         return
-    with _embedded_server(tmp_path_factory.mktemp("embedded-postgres")) as server:
+    # Not under pytest's basetemp: another pytest run on the machine prunes old
+    # basetemp folders, and would delete a live server's data under our feet.
+    with _embedded_server(Path(tempfile.mkdtemp(prefix="mdchunks-test-pg-"))) as server:
         yield server
 
 
