@@ -11,7 +11,12 @@ Modules, one job each:
 - `spikes.modes`: mode name -> chunker (text -> spans);
 - `spikes.report`: rows -> fixed-width table and JSON;
 - `spikes.heading_eval`: the command `python -m spikes.heading_eval`;
-- `spikes.memo_probe`: the command `python -m spikes.memo_probe`.
+- `spikes.memo_probe`: the command `python -m spikes.memo_probe`;
+- `spikes.recall`: retrieval recall, pure: the hit rule, recall@k, first-hit
+  ranks, reciprocal-rank fusion (issue #8);
+- `spikes.golden`: golden sets of queries (JSON Lines; the rust-book one is
+  `spikes/golden/rust-book.jsonl`) and their verifier,
+  `python -m spikes.golden --corpus PATH --golden FILE`.
 """
 
 import os

@@ -35,16 +35,18 @@ proves the set); each line must satisfy all of:
 
 **Content words** (rule 6): the text is NFKC-normalised and lowercased;
 apostrophes (' ’ ‘ ʼ) are deleted, so "doesn’t" is one token; tokens are
-the maximal runs of ASCII letters `a-z` (digits, punctuation, code symbols
-split tokens: `Rc<T>` gives "rc" and "t"); tokens shorter than 3 letters and
-the words of `STOP_WORDS` (English function words and contractions) are
-dropped; each remaining token is reduced to a key by stripping suffixes
-(`KEY_SUFFIXES`, the first that applies, again and again) while at least 3
-letters remain; "s" is not stripped after "s". So "borrowing", "borrowed"
-and "borrows" -> "borrow"; "reference", "references", "referenced" ->
-"referenc"; "string", "strings" -> "str"; "process", "processes" ->
-"process". It is not a real stemmer: it only makes inflections of one word
-count as one shared word, and a rough merge only makes the limit stricter.
+the maximal runs of ASCII letters `a-z` (digits, punctuation and code
+symbols split tokens: `Rc<T>` gives "rc" and "t"); tokens shorter than 3
+letters and the words of `STOP_WORDS` (English function words,
+contractions and a few light verbs: use, make, get) are dropped; each
+remaining token is reduced to a key by stripping suffixes (`KEY_SUFFIXES`,
+the first that applies, again and again) while at least 3 letters remain;
+"s" is not stripped after "s". So "borrowing", "borrowed", "borrows" ->
+"borrow"; "reference", "references", "referenced" -> "referenc"; "string",
+"strings" -> "str"; "process", "processes" -> "process"; "release",
+"released" -> "relea". It is not a real stemmer: it only makes inflections
+of one word count as one shared word, and a rough merge only makes the
+limit stricter. Messages name the query's words, not their keys.
 
 The kinds `section-scoped`, `paraphrase` and `near-duplicate` are the
 author's claim about why a query is hard; only the rules above are checked.
@@ -77,8 +79,7 @@ MAX_SHARED_WORDS = 2
 DEEP_MIN_PATH = 3
 FIELDS: tuple[str, ...] = ("id", "query", "fact", "file", "heading_path", "kind")
 
-STOP_WORDS: frozenset[str] = frozenset(
-    """
+_STOP_WORDS_TEXT = """
     a about above after again against all also am an and any are aren arent as at
     be because been before being below between both but by can cannot cant could
     couldnt did didnt do does doesnt doing dont down during each few for from further
@@ -92,8 +93,8 @@ STOP_WORDS: frozenset[str] = frozenset(
     whose why will with within without wont would wouldnt yet you youd youll your
     youre yours yourself yourselves youve ill ive id hes shes
     get gets got one two use used uses using way ways make makes made
-    """.split()
-)
+"""
+STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 KEY_SUFFIXES: tuple[str, ...] = ("ing", "ed", "es", "s", "e")
 _APOSTROPHES = re.compile("['\u2019\u2018\u02bc]")
 _TOKEN = re.compile("[a-z]+")
@@ -103,8 +104,10 @@ def _word_key(token: str) -> str:
     while True:
         for suffix in KEY_SUFFIXES:
             stripped = token[: -len(suffix)]
-            if token.endswith(suffix) and len(stripped) >= 3 and not (
-                suffix == "s" and stripped.endswith("s")
+            if (
+                token.endswith(suffix)
+                and len(stripped) >= 3
+                and not (suffix == "s" and stripped.endswith("s"))
             ):
                 token = stripped
                 break
@@ -112,14 +115,19 @@ def _word_key(token: str) -> str:
             return token
 
 
+def content_word_forms(text: str) -> dict[str, str]:
+    """Each content-word key of `text` -> the first (normalised) token that gave it."""
+    normalised = _APOSTROPHES.sub("", unicodedata.normalize("NFKC", text).lower())
+    forms: dict[str, str] = {}
+    for token in _TOKEN.findall(normalised):
+        if len(token) >= 3 and token not in STOP_WORDS:
+            forms.setdefault(_word_key(token), token)
+    return forms
+
+
 def content_words(text: str) -> frozenset[str]:
     """The content-word keys of `text` (see the module docstring)."""
-    normalised = _APOSTROPHES.sub("", unicodedata.normalize("NFKC", text).lower())
-    return frozenset(
-        _word_key(token)
-        for token in _TOKEN.findall(normalised)
-        if len(token) >= 3 and token not in STOP_WORDS
-    )
+    return frozenset(content_word_forms(text))
 
 
 def shared_content_words(query: str, fact: str) -> frozenset[str]:
@@ -182,7 +190,9 @@ def _parse_line(raw: str, number: int) -> GoldenQuery:
     missing = [name for name in FIELDS if name not in record]
     if missing:
         raise GoldenFormatError(f"line {number}: missing {', '.join(missing)}")
-    wrong = [name for name in FIELDS if name != "heading_path" and not isinstance(record[name], str)]
+    wrong = [
+        name for name in FIELDS if name != "heading_path" and not isinstance(record[name], str)
+    ]
     path = record["heading_path"]
     if not isinstance(path, list) or not all(isinstance(part, str) for part in path):
         wrong.append("heading_path")
@@ -231,9 +241,7 @@ class _CorpusView:
             document = self.documents[rel_path]
             index = build_index(document.text)
             starts = tuple(heading.start for heading in index.headings)
-            self._indexed[rel_path] = _Indexed(
-                document, self.collapsed[rel_path], index, starts
-            )
+            self._indexed[rel_path] = _Indexed(document, self.collapsed[rel_path], index, starts)
         return self._indexed[rel_path]
 
 
@@ -264,43 +272,42 @@ def _check(query: GoldenQuery, view: _CorpusView) -> list[str]:
             f"kind 'deep' needs a heading_path of at least {DEEP_MIN_PATH} headings, "
             f"got {len(query.heading_path)}: {_show(query.heading_path)}"
         )
-    shared = shared_content_words(query.query, query.fact)
+    forms = content_word_forms(query.query)
+    shared = sorted(forms[key] for key in shared_content_words(query.query, query.fact))
     if len(shared) > MAX_SHARED_WORDS:
         messages.append(
             f"query shares {len(shared)} content words with the fact "
-            f"(at most {MAX_SHARED_WORDS}): {', '.join(sorted(shared))}"
+            f"(at most {MAX_SHARED_WORDS}): {', '.join(shared)}"
         )
     fact = query.fact
     if "\n" in fact or "\r" in fact:
         return [*messages, "fact spans more than one line"]
     if not FACT_MIN_CHARS <= len(fact) <= FACT_MAX_CHARS:
-        messages.append(
-            f"fact has {len(fact)} characters, not {FACT_MIN_CHARS}-{FACT_MAX_CHARS}"
-        )
-    if collapse_whitespace(fact) != fact:
-        messages.append("fact has leading, trailing or repeated whitespace")
-    if not fact.strip():
+        messages.append(f"fact has {len(fact)} characters, not {FACT_MIN_CHARS}-{FACT_MAX_CHARS}")
+    if not fact:
         return messages
+    if collapse_whitespace(fact) != fact:
+        return [*messages, "fact has leading, trailing or repeated whitespace"]
     if query.file not in view.documents:
         return [*messages, f"file {query.file!r} is not a document of the corpus"]
 
-    others = {
-        rel: count
-        for rel, text in view.collapsed.items()
-        if (count := _occurrences(text, collapse_whitespace(fact)))
+    counts = {
+        rel: count for rel, text in view.collapsed.items() if (count := _occurrences(text, fact))
     }
-    total = sum(others.values())
-    if total != 1:
-        where = ", ".join(f"{rel} ({count})" for rel, count in sorted(others.items()))
+    indexed = view.indexed(query.file)
+    if query.file not in counts or _occurrences(indexed.document.text, fact) == 0:
+        elsewhere = ", ".join(sorted(rel for rel in counts if rel != query.file))
+        found = f" (it is in {elsewhere})" if elsewhere else ", nor anywhere in the corpus"
+        return [*messages, f"fact is not in {query.file}{found}"]
+    total = sum(counts.values())
+    if total > 1:
+        where = ", ".join(f"{rel} ({count})" for rel, count in sorted(counts.items()))
         messages.append(
             f"fact is not unique: it occurs {total} times in the corpus "
-            f"(whitespace collapsed){': ' + where if where else ''}"
+            f"(whitespace collapsed): {where}"
         )
-
-    indexed = view.indexed(query.file)
-    verbatim = _occurrences(indexed.document.text, fact)
-    if verbatim != 1:
-        return [*messages, f"fact occurs {verbatim} times verbatim in {query.file}, not once"]
+    if _occurrences(indexed.document.text, fact) > 1:
+        return messages  # no single offset to look the heading path up at
     offset = indexed.document.text.find(fact)
     position = bisect_right(indexed.starts, offset) - 1
     governing = indexed.index.headings[position] if position >= 0 else None
