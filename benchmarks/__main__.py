@@ -69,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides = {
         "trials": args.trials,
         "reruns": args.reruns,
+        "generated_reruns": args.reruns,
         "generated_files": args.generated_files,
     }
     plan = dataclasses.replace(plan, **{k: v for k, v in overrides.items() if v is not None})

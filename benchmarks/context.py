@@ -109,7 +109,8 @@ class Context:
         return self._server is not None
 
     def corpus(self, key: str) -> corpora.Corpus:
-        """A corpus by key, made on first use: rust-book, tldr, generated, big."""
+        """A corpus by key, made on first use: rust-book, tldr, generated, big,
+        index-doc, growth-x<k>."""
         if key not in self._corpora:
             self._corpora[key] = self._make(key)
         return self._corpora[key]
@@ -122,11 +123,15 @@ class Context:
             "tldr": lambda: corpora.copy_shared("tldr", folder, self.plan.tldr_files),
             "generated": lambda: corpora.many_files(folder, self.plan.generated_files),
             "big": lambda: corpora.big_document(folder, self.plan.big_doc_mb),
+            "index-doc": lambda: corpora.big_document(folder, self.plan.index_doc_mb),
         }
         if key.startswith("growth-x"):
             copies = int(key.removeprefix("growth-x"))
             return corpora.book_copies(folder, copies, self.plan.growth_files)
         return makers[key]()
+
+    def reruns(self, key: str) -> int:
+        return self.plan.generated_reruns if key == "generated" else self.plan.reruns
 
     def pair(self, key: str, trials: int = 1) -> Pair:
         """Both apps' databases with `key` ingested (`trials` times the first time)."""

@@ -13,10 +13,12 @@ class Plan:
     repeats: int  # runs per median of the in-process timings (stage 1)
     big_repeats: int  # runs per median on the big document (stage 1)
     trials: int  # fresh-database ingests per app and corpus (stages 2, 5)
-    reruns: int  # no-op re-runs and single-file edits per app and corpus (stages 3, 4)
+    reruns: int  # no-op re-runs and single-file edits per app on tldr (stages 3, 4)
+    generated_reruns: int  # the same on the many-files corpus (a no-op there takes ~1 min)
     tldr_files: int | None  # None: the whole tldr corpus
     generated_files: int  # the generated many-files corpus
-    big_doc_mb: int  # the generated single document
+    big_doc_mb: int  # the generated single document (stage 6)
+    index_doc_mb: int  # the generated single document of stage 1 (timed several times)
     growth_factors: tuple[int, ...]  # copies of the rust-book
     growth_files: int | None  # rust-book files per copy (None: all 112)
 
@@ -27,9 +29,11 @@ FULL = Plan(
     big_repeats=3,
     trials=3,
     reruns=3,
+    generated_reruns=2,
     tldr_files=None,
     generated_files=50_000,
     big_doc_mb=50,
+    index_doc_mb=10,
     growth_factors=(1, 4, 16),
     growth_files=None,
 )
@@ -40,9 +44,11 @@ QUICK = Plan(
     big_repeats=1,
     trials=1,
     reruns=1,
+    generated_reruns=1,
     tldr_files=300,
     generated_files=600,
     big_doc_mb=1,
+    index_doc_mb=1,
     growth_factors=(1, 2, 4),
     growth_files=8,
 )

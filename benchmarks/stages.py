@@ -27,7 +27,7 @@ def stage_index(ctx: Context) -> list[Figure]:
     for key, repeats in (
         ("rust-book", ctx.plan.repeats),
         ("tldr", ctx.plan.repeats),
-        ("big", ctx.plan.big_repeats),
+        ("index-doc", ctx.plan.big_repeats),
     ):
         corpus = ctx.corpus(key)
         log(f"index vs splitter on {key} ({repeats} runs)")
@@ -115,7 +115,8 @@ def stage_noop(ctx: Context) -> list[Figure]:
     for key in ("tldr", "generated"):
         pair = ctx.pair(key)
         runs: dict[str, list[dict[str, Any]]] = {app: [] for app in APPS}
-        for rerun in range(ctx.plan.reruns):
+        reruns = ctx.reruns(key)
+        for rerun in range(reruns):
             for app in APPS:
                 result = pair.run(app)
                 if result["processed"]:
@@ -130,7 +131,7 @@ def stage_noop(ctx: Context) -> list[Figure]:
             Figure(
                 stage="3 no-op",
                 case=pair.corpus.label(),
-                measure=f"s, median of {ctx.plan.reruns}; ratio = time",
+                measure=f"s, median of {reruns}; ratio = time",
                 ours=seconds["ours"],
                 baseline=seconds["bare"],
                 baseline_name="bare app",
@@ -164,7 +165,8 @@ def stage_edit(ctx: Context) -> list[Figure]:
         root = pair.corpus.root
         runs: dict[str, list[dict[str, Any]]] = {app: [] for app in APPS}
         only_that_file = True
-        for k, target in enumerate(corpora.edit_targets(pair.corpus, ctx.plan.reruns)):
+        reruns = ctx.reruns(key)
+        for k, target in enumerate(corpora.edit_targets(pair.corpus, reruns)):
             rel_path = target.relative_to(root).as_posix()
             edit_document(target, k)
             for app in APPS:
@@ -184,7 +186,7 @@ def stage_edit(ctx: Context) -> list[Figure]:
             Figure(
                 stage="4 edit",
                 case=pair.corpus.label(),
-                measure=f"s, median of {ctx.plan.reruns}; ratio = time",
+                measure=f"s, median of {reruns}; ratio = time",
                 ours=seconds["ours"],
                 baseline=seconds["bare"],
                 baseline_name="bare app",

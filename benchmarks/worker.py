@@ -47,6 +47,12 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far (all its threads)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _documents(root: Path) -> list[Path]:
     from benchmarks.corpora import markdown_files
 
@@ -60,6 +66,7 @@ def job_ours(spec: dict[str, Any]) -> dict[str, Any]:
     url = spec["database_url"]
     migrate.ensure(url)
     start_xid = _start_xid(spec)
+    cpu = cpu_seconds()
     started = time.perf_counter()
     report = flow.ingest(
         Path(spec["root"]), source=spec["source"], database_url=url, data_dir=Path(spec["data_dir"])
@@ -67,6 +74,7 @@ def job_ours(spec: dict[str, Any]) -> dict[str, Any]:
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,
+        "cpu_seconds": cpu_seconds() - cpu,
         "documents": report.documents,
         "processed": report.processed,
         "unchanged": report.unchanged,
@@ -83,6 +91,7 @@ def job_bare(spec: dict[str, Any]) -> dict[str, Any]:
     from benchmarks.postgres import row_count
 
     start_xid = _start_xid(spec)
+    cpu = cpu_seconds()
     result = asyncio.run(
         bare_app.run(
             root=Path(spec["root"]),
@@ -93,6 +102,7 @@ def job_bare(spec: dict[str, Any]) -> dict[str, Any]:
     )
     return {
         "seconds": result.seconds,
+        "cpu_seconds": cpu_seconds() - cpu,
         "processed": result.added + result.reprocessed,
         "unchanged": result.unchanged,
         "failed": result.errors,

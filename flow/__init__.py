@@ -14,6 +14,11 @@ import os
 # usage events to a network host (also when the variable is set to 0), and
 # mdchunks promises no network access beyond the database.
 os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
+# cocoindex's engine logs (Rust, read once at import) at warning level and up
+# by default, with colours: retries of writes while the database is away, for
+# one. mdchunks reports what matters itself, in one line; RUST_LOG=warn (or
+# info, debug) shows the engine's own log again.
+os.environ.setdefault("RUST_LOG", "error")
 
 from flow.api import (
     DropReport,

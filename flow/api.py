@@ -21,9 +21,13 @@ Failures (DESIGN section 9), and why each is handled where it is:
   row on every run until the file (or the recipe) changes; no re-read.
   (Raising instead would keep the old rows: cocoindex keeps a failing
   component's rows, and would retry the same bytes forever.)
-- anything that raises (the file vanished mid-run, a bug): cocoindex keeps
-  the old rows and retries next run; the app's exception handler records it
-  and the reconciliation deletes its chunk rows.
+- a file that cannot be read when the engine reads it (vanished, replaced by
+  a folder or a FIFO, grown past the limit since the walk): declared the same
+  way (flow/app.py's DocumentFile), but never trusted as unchanged: the next
+  run reads the file again.
+- anything that raises (a bug): cocoindex keeps the old rows and retries next
+  run; the app's exception handler records it and the reconciliation deletes
+  its chunk rows.
 Every failure is in `IngestReport.failures` (path and cause); the CLI lists
 them and exits 1.
 """
@@ -32,16 +36,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import re
 import shutil
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
 
-from flow import catalog, database, engine, listing, lock, migrate, reconcile
+from flow import (
+    catalog,
+    database,
+    embedding,
+    engine,
+    listing,
+    lock,
+    migrate,
+    reconcile,
+    retrieval,
+)
 from flow.errors import MdchunksError, UsageError
 from flow.ledger import RunLedger
 from flow.queries import QUERIES
@@ -74,8 +90,24 @@ class IngestReport:
     bytes_processed: int
     seconds: float
     healed: bool = False  # the state disagreed with the database: all re-processed
+    state_reset: bool = False  # the engine state had not made these rows: started afresh
     state_dir: Path | None = None
     engine_stats: engine.EngineStats = field(default_factory=engine.EngineStats)
+    # Chunker counts (kept per document on mdchunks_documents): of the documents
+    # this run processed, and of every document of the source after the run
+    # (unchanged ones keep the counts of the run that processed them).
+    chunker: str = "recursive"
+    merges: int = 0  # structure chunker: sections merged into an earlier section's chunk
+    breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
+    merges_total: int = 0
+    breadcrumb_truncations_total: int = 0
+    # Embeddings (flow/embedding.py): the model (None: embeddings off), vectors
+    # written and deleted by this run, vectors of the source after it.
+    embed_model: str | None = None
+    vectors_written: int = 0
+    vectors_deleted: int = 0
+    vectors_total: int = 0
+    embed_seconds: float = 0.0
 
     @property
     def failed(self) -> int:
@@ -112,6 +144,10 @@ def ingest(
         raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
+    if recipe.embed:  # before any work: the extra, pgvector and the table (flow/embedding.py)
+        embedding.require_extra()
+        with database.connect(db.url) as setup:
+            embedding.ensure_schema(setup)
     with (
         database.losing_it_is_unavailable(db.url),
         lock.source_lock(db.url, source, wait_seconds=lock_wait) as conn,
@@ -120,6 +156,7 @@ def ingest(
             conn, source=source, root=root_path, recipe=recipe, max_doc_bytes=max_doc_bytes
         )
         state_dir = state_dir_for(db, conn, source)
+        state_reset = not _trust_state(conn, source, state_dir)
         found = listing.walk(root_path, recipe.suffixes, max_doc_bytes)
         window = reconcile.begin(conn, source)
         ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes)
@@ -157,11 +194,19 @@ def ingest(
                 "after a full "
                 f"re-process ({shown}); is another tool writing to content_chunks?"
             )
+        _stamp_state(conn, source, state_dir)
+        # Vectors follow the reconciled chunks (embed off: the source's go).
+        vectors = embedding.sync(conn, source, recipe.embed)
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
         recorded = reconcile.recorded_failures(conn, source)
         total_row = conn.execute(
             "SELECT count(*) FROM content_chunks WHERE source = %s", [source]
+        ).fetchone()
+        counts_row = conn.execute(
+            "SELECT coalesce(sum(merges), 0), coalesce(sum(breadcrumb_truncations), 0) "
+            "FROM mdchunks_documents WHERE source = %s",
+            [source],
         ).fetchone()
 
     failures = _failures(found, ledger, recorded)
@@ -189,8 +234,19 @@ def ingest(
         bytes_processed=ledger.processed_bytes,
         seconds=time.perf_counter() - started,
         healed=healed,
+        state_reset=state_reset,
         state_dir=state_dir,
         engine_stats=stats,
+        chunker=recipe.chunker,
+        merges=ledger.merges,
+        breadcrumb_truncations=ledger.breadcrumb_truncations,
+        merges_total=int(counts_row[0]) if counts_row else 0,
+        breadcrumb_truncations_total=int(counts_row[1]) if counts_row else 0,
+        embed_model=recipe.embed,
+        vectors_written=vectors.written,
+        vectors_deleted=vectors.deleted,
+        vectors_total=vectors.total,
+        embed_seconds=vectors.seconds,
     )
 
 
@@ -223,6 +279,10 @@ def watch(
         shown: list[tuple[int, int, int]] = [(0, 0, 0)]
 
         def changed(stats: engine.EngineStats) -> None:
+            if recipe.embed:
+                # Vectors follow each change the engine reports (rows still being
+                # written are embedded at the next change, or the next ingest).
+                embedding.sync(conn, source, recipe.embed)
             if on_change is None:
                 return
             counts = (stats.added, stats.reprocessed, stats.deleted)
@@ -263,6 +323,11 @@ def backfill(
     chunk_overlap: int | None = None,
     headings: bool | None = None,
     invalid_utf8: str | None = None,
+    chunker: str | None = None,
+    split_levels: int | None = None,
+    merged_path: str | None = None,
+    breadcrumb_budget: int | None = None,
+    embed: bool | None = None,
     database_url: str | None = None,
     data_dir: Path | None = None,
     full_reprocess: bool = False,
@@ -298,9 +363,15 @@ def backfill(
                 chunk_overlap=chunk_overlap,
                 headings=headings,
                 invalid_utf8=invalid_utf8,
+                chunker=chunker,
+                split_levels=split_levels,
+                merged_path=merged_path,
+                breadcrumb_budget=breadcrumb_budget,
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        if embed is not None:  # None: as last ingested
+            recipe = dataclasses.replace(recipe, embed=embedding.MODEL_NAME if embed else None)
         if not record.root.is_dir():
             raise UsageError(
                 f"the folder of source {record.source!r}, {record.root}, is gone; "
@@ -431,32 +502,52 @@ def search(
     *,
     k: int = 10,
     source: str | None = None,
+    method: str = retrieval.DEFAULT_METHOD,
+    match: str = retrieval.DEFAULT_MATCH,
     database_url: str | None = None,
     data_dir: Path | None = None,
 ) -> list[SearchHit]:
-    """Full-text search (English stemming) over chunk text and heading path."""
+    """Search the chunks (flow/retrieval.py): `bm25`, full-text (English
+    stemming, ranked by ts_rank_cd) over heading path and text, every word
+    (`match="all"`) or any word (`"any"`); `semantic`, cosine similarity of
+    all-MiniLM-L6-v2 vectors (needs the embed extra and `ingest --embed`);
+    `hybrid`, reciprocal-rank fusion of the two. `rank` is the method's score."""
     if not query.strip():
         raise UsageError("the search query is empty")
     if k < 1:
         raise UsageError(f"-k must be at least 1 (got {k})")
+    retrieval.check_method(method, match)
+    if method != "bm25":
+        embedding.require_extra()
     db = database.resolve(database_url, data_dir)
     _require_schema(db)
     with database.connect(db.url) as conn:
-        rows = conn.execute(
-            QUERIES["search"],
-            {"query": query, "k": k, "source": source, "headline_options": _HEADLINE_OPTIONS},
-        ).fetchall()
-    return [
-        SearchHit(
-            rank=float(rank),
-            source=src,
-            rel_path=rel_path,
-            position=int(position),
-            heading_path=tuple(heading_path or ()),
-            snippet=" ".join(str(snippet).split()),
+        ranked = retrieval.rank(conn, query, k=k, source=source, method=method, match=match)
+        shown = {
+            row[0]: row[1:]
+            for row in conn.execute(
+                retrieval.hits_sql(match),
+                {
+                    "query": query,
+                    "ids": [hit.id for hit in ranked],
+                    "headline_options": _HEADLINE_OPTIONS,
+                },
+            )
+        }
+    hits = []
+    for hit in ranked:
+        src, rel_path, position, heading_path, snippet = shown[hit.id]
+        hits.append(
+            SearchHit(
+                rank=hit.score,
+                source=src,
+                rel_path=rel_path,
+                position=int(position),
+                heading_path=tuple(heading_path or ()),
+                snippet=" ".join(str(snippet).split()),
+            )
         )
-        for src, rel_path, position, heading_path, rank, snippet in rows
-    ]
+    return hits
 
 
 # -- migrate, drop ---------------------------------------------------------------------
@@ -560,6 +651,43 @@ def _engine_runner(
         )
 
     return run
+
+
+STATE_TOKEN_FILE = "mdchunks-state-token"
+
+
+def _trust_state(conn: psycopg.Connection, source: str, state_dir: Path) -> bool:
+    """Keep the engine state only if it is the one that made the source's rows.
+
+    cocoindex trusts its memos: a document whose file matches the memo is not
+    processed, whatever its rows say. A memo describes the rows of the run
+    that wrote it; if another run wrote the source since (from another data
+    dir: another machine, another role's state dir) or the database or the
+    state was restored, a file edited back to an earlier version would keep
+    the other run's rows forever. So each successful run writes a new random
+    token to the source's row and next to its state; when the two differ, the
+    state is deleted and this run processes every document (a first run after
+    an upgrade has neither, and keeps its state). A crashed run writes no token:
+    its state and its rows stay each other's, and the next run carries on."""
+    path = state_dir / STATE_TOKEN_FILE
+    try:
+        in_state: str | None = path.read_text().strip() or None
+    except FileNotFoundError:
+        in_state = None
+    if catalog.state_token(conn, source) == in_state:
+        return True
+    shutil.rmtree(state_dir, ignore_errors=True)
+    return False
+
+
+def _stamp_state(conn: psycopg.Connection, source: str, state_dir: Path) -> None:
+    """After a successful run: a new token in the database and next to the state."""
+    token = uuid.uuid4().hex
+    state_dir.mkdir(parents=True, exist_ok=True)
+    staged = state_dir / f"{STATE_TOKEN_FILE}.new"
+    staged.write_text(token + "\n")
+    staged.replace(state_dir / STATE_TOKEN_FILE)
+    catalog.set_state_token(conn, source, token)
 
 
 def _alive_check(db: database.Database, conn: psycopg.Connection) -> engine.AliveFn:

@@ -28,6 +28,8 @@ import os
 import re
 import stat as stat_module
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 # No telemetry, whatever the environment says (cocoindex phones home otherwise).
@@ -46,13 +48,25 @@ from flow.ledger import Processed, RunLedger
 from flow.listing import matcher
 from flow.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, ChunkRow, DocumentRow, chunk_id
 from flow.settings import Recipe
-from heading_index import ChunkHeadings, DocumentDecodeError, assign, build_index, decode_document
+from heading_index import (
+    ChunkHeadings,
+    DocumentDecodeError,
+    assign,
+    budget_split_from,
+    build_index,
+    decode_document,
+    embed_text,
+    render_breadcrumb,
+    structure_chunks,
+)
 
 # -- settings -----------------------------------------------------------------
 
 APP_NAME = "mdchunks"
 POOL_MAX_SIZE = 8
 _SPLITTER = RecursiveSplitter()
+# The structure chunker's splitter of oversized sections: the same splitter.
+_BUDGET_SPLIT = budget_split_from(_SPLITTER)
 _NO_HEADINGS = ChunkHeadings(
     heading_text=None, heading_level=None, heading_path=(), parent_position=None
 )
@@ -152,29 +166,67 @@ def document_text(data: bytes, invalid_utf8: str = "skip") -> str:
         raise DocumentProblem(str(exc)) from None
 
 
+# The content fingerprint of a document that could not be read: no file's.
+_UNREADABLE = b"mdchunks: the document could not be read"
+
+
 class DocumentFile(localfs.File):
     """A listed document, read defensively.
 
-    Between the walk and the read, a file can be replaced or grow. A plain read
-    would block the run forever on a FIFO put in its place, or load a file that
-    grew to any size. So the file is opened non-blocking, checked with `fstat`
-    on the open descriptor (what is read is what was checked), and read up to
-    the size limit. Failures raise (the run records them, the reconciliation
-    deletes the document's rows); they are never memoized.
+    Between the walk and the read, a file can vanish, be replaced or grow. A
+    plain read would block the run forever on a FIFO put in its place, or load
+    a file that grew to any size. So the file is opened non-blocking, checked
+    with `fstat` on the open descriptor (what is read is what was checked), and
+    read up to the size limit.
+
+    A read that fails does not raise: `failure` says why and the content is
+    empty, so `process_document` declares the failure on the document row and
+    no chunk rows, and cocoindex deletes the document's old rows itself (a
+    raised error would keep them, and deleting them behind its back would make
+    it skip rewriting them when the file comes back unchanged). The outcome is
+    never trusted again: the next run reads the file anew whatever its mtime.
     """
 
     def __init__(self, file_path: localfs.FilePath, *, stat: os.stat_result, max_bytes: int):
         super().__init__(file_path, _stat=stat)
         self._max_bytes = max_bytes
+        self.failure: str | None = None
+
+    async def _read_impl(self, size: int = -1) -> bytes:
+        try:
+            return await super()._read_impl(size)
+        except (OSError, DocumentTooLarge, DocumentReplaced) as exc:
+            self.failure = one_line(exc)
+            return b""
+
+    async def _compute_content_fingerprint(self) -> bytes:
+        found = await super()._compute_content_fingerprint()
+        return _UNREADABLE if self.failure else found
+
+    # The annotation is what cocoindex deserializes the stored state with.
+    async def __coco_memo_state__(
+        self, prev_state: tuple[datetime, bytes] | coco.NonExistenceType
+    ) -> coco.MemoStateOutcome:
+        if not coco.is_non_existence(prev_state) and prev_state[1] == _UNREADABLE:
+            current = await self.content_fingerprint()
+            mtime = (await self._ensure_metadata()).modified_time
+            return coco.MemoStateOutcome(state=(mtime, current), memo_valid=False)
+        return await super().__coco_memo_state__(prev_state)
 
     def _read_sync(self, size: int = -1) -> bytes:
         flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
-        with open(os.open(self._file_path.resolve(), flags), "rb") as handle:
-            found = os.fstat(handle.fileno())
-            if not stat_module.S_ISREG(found.st_mode):
-                raise DocumentReplaced(
-                    f"replaced after the walk by {_file_kind(found.st_mode)}; not read"
-                )
+        descriptor = os.open(self._file_path.resolve(), flags)
+        try:
+            found = os.fstat(descriptor)
+        except BaseException:
+            os.close(descriptor)
+            raise
+        if not stat_module.S_ISREG(found.st_mode):
+            os.close(descriptor)
+            raise DocumentReplaced(
+                f"replaced after the walk by {_file_kind(found.st_mode)}; not read"
+            )
+        with open(descriptor, "rb") as handle:  # closes the descriptor
             if found.st_size > self._max_bytes:
                 raise DocumentTooLarge(_too_large(found.st_size, self._max_bytes))
             limit = self._max_bytes + 1 if size < 0 else min(size, self._max_bytes + 1)
@@ -206,44 +258,128 @@ def _file_kind(mode: int) -> str:
 # -- leaf function ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class ChunkedDocument:
+    """One document's chunk rows and the counts its document row keeps."""
+
+    rows: list[ChunkRow] = field(default_factory=list)
+    merges: int = 0  # structure chunker: sections folded into an earlier section's chunk
+    breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
+
+
+@coco.fn
+def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> ChunkedDocument:
+    """Split one document and give every chunk its heading columns, breadcrumb,
+    embed text and ids.
+
+    The structure chunker (DESIGN section 10) splits markdown when the recipe
+    chooses it and headings are on; everything else (the recursive chunker,
+    `.txt` documents, headings off) goes through the budget splitter, with the
+    heading columns assigned by position (DESIGN section 3). Both fill the
+    breadcrumb and the embed text with the one shared renderer (rule 7).
+    """
+    if recipe.uses_structure(rel_path):
+        return _structure_rows(text, source=source, rel_path=rel_path, recipe=recipe)
+    return _budget_rows(text, source=source, rel_path=rel_path, recipe=recipe)
+
+
 @coco.fn
 def chunk_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) -> list[ChunkRow]:
-    """Split one document and give every chunk its heading columns and ids."""
-    language = recipe.language_for(rel_path)
-    chunks = _SPLITTER.split(
-        text,
-        recipe.chunk_size,
-        min_chunk_size=recipe.min_chunk_size,
-        chunk_overlap=recipe.chunk_overlap,
-        language=language,
-    )
-    spans = [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
-    if language == "markdown" and recipe.headings:
-        columns: Iterable[ChunkHeadings] = assign(build_index(text), spans)
-    else:
-        columns = [_NO_HEADINGS] * len(spans)
+    """The chunk rows of one document (`chunk_document` without the counts)."""
+    return chunk_document(text, source=source, rel_path=rel_path, recipe=recipe).rows
+
+
+@coco.fn
+def _structure_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) -> ChunkedDocument:
+    result = structure_chunks(text, build_index(text), recipe.structure_options(), _BUDGET_SPLIT)
     fingerprint = recipe.fingerprint()
-    return [
+    rows = [
         ChunkRow(
             id=chunk_id(source, rel_path, position),
             source=source,
             rel_path=rel_path,
             position=position,
-            char_start=start,
-            char_end=end,
-            text=text[start:end],
-            heading_text=column.heading_text,
-            heading_level=column.heading_level,
-            heading_path=list(column.heading_path),
+            char_start=chunk.start,
+            char_end=chunk.end,
+            text=chunk.text,
+            heading_text=chunk.heading_text,
+            heading_level=chunk.heading_level,
+            heading_path=list(chunk.heading_path),
             parent_chunk_id=(
                 None
-                if column.parent_position is None
-                else chunk_id(source, rel_path, column.parent_position)
+                if chunk.parent_position is None
+                else chunk_id(source, rel_path, chunk.parent_position)
             ),
+            breadcrumb=chunk.breadcrumb,
+            embed_text=chunk.embed_text,
             recipe=fingerprint,
         )
-        for position, ((start, end), column) in enumerate(zip(spans, columns, strict=True))
+        for position, chunk in enumerate(result.chunks)
     ]
+    return ChunkedDocument(rows, result.merges, result.breadcrumb_truncations)
+
+
+@coco.fn
+def _budget_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) -> ChunkedDocument:
+    language = recipe.language_for(rel_path)
+    # markdown_split "plain": markdown split blind to its syntax (language=None),
+    # its heading columns still assigned below.
+    split_language = None if recipe.markdown_split == "plain" else language
+    # The index before the split: each parse peaks at about 50 bytes of memory
+    # per byte of markdown and frees it all when done, but the splitter's freed
+    # memory is not reused by the parse after it (the peaks would add up:
+    # 5.0 GB instead of 2.8 GB for a 50 MB document; benchmarks stage 6).
+    index = build_index(text) if language == "markdown" and recipe.headings else None
+    chunks = _SPLITTER.split(
+        text,
+        recipe.chunk_size,
+        min_chunk_size=recipe.min_chunk_size,
+        chunk_overlap=recipe.chunk_overlap,
+        language=split_language,
+    )
+    spans = [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
+    del chunks
+    if index is not None:
+        columns: Iterable[ChunkHeadings] = assign(index, spans)
+    else:
+        columns = [_NO_HEADINGS] * len(spans)
+    fingerprint = recipe.fingerprint()
+    rendered: dict[tuple[str, ...], tuple[str, bool]] = {}  # chunks of a section share it
+    truncations = 0
+    rows: list[ChunkRow] = []
+    for position, ((start, end), column) in enumerate(zip(spans, columns, strict=True)):
+        breadcrumb: str | None = None
+        if column.heading_path:
+            if column.heading_path not in rendered:
+                rendered[column.heading_path] = render_breadcrumb(
+                    column.heading_path, recipe.breadcrumb_budget
+                )
+            breadcrumb, truncated = rendered[column.heading_path]
+            truncations += truncated
+        chunk_text = text[start:end]
+        rows.append(
+            ChunkRow(
+                id=chunk_id(source, rel_path, position),
+                source=source,
+                rel_path=rel_path,
+                position=position,
+                char_start=start,
+                char_end=end,
+                text=chunk_text,
+                heading_text=column.heading_text,
+                heading_level=column.heading_level,
+                heading_path=list(column.heading_path),
+                parent_chunk_id=(
+                    None
+                    if column.parent_position is None
+                    else chunk_id(source, rel_path, column.parent_position)
+                ),
+                breadcrumb=breadcrumb,
+                embed_text=embed_text(breadcrumb, chunk_text),
+                recipe=fingerprint,
+            )
+        )
+    return ChunkedDocument(rows, breadcrumb_truncations=truncations)
 
 
 # -- per-document function ----------------------------------------------------------------
@@ -268,12 +404,15 @@ async def process_document(
     if len(data) > run.max_doc_bytes:
         raise DocumentTooLarge(_too_large(len(data), run.max_doc_bytes))
     error: str | None = None
-    rows: list[ChunkRow] = []
+    chunked = ChunkedDocument()
     try:
+        if isinstance(file, DocumentFile) and file.failure:
+            raise DocumentProblem(file.failure)
         text = document_text(data, recipe.invalid_utf8)
-        rows = chunk_rows(text, source=source, rel_path=rel_path, recipe=recipe)
+        chunked = chunk_document(text, source=source, rel_path=rel_path, recipe=recipe)
     except DocumentProblem as problem:
         error = str(problem)
+    rows = chunked.rows
     for row in rows:
         chunks.declare_row(row=row)
     documents.declare_row(
@@ -285,9 +424,20 @@ async def process_document(
             size_bytes=len(data),
             chunks=len(rows),
             error=error,
+            merges=chunked.merges,
+            breadcrumb_truncations=chunked.breadcrumb_truncations,
         )
     )
-    run.record(Processed(rel_path=rel_path, size_bytes=len(data), chunks=len(rows), error=error))
+    run.record(
+        Processed(
+            rel_path=rel_path,
+            size_bytes=len(data),
+            chunks=len(rows),
+            error=error,
+            merges=chunked.merges,
+            breadcrumb_truncations=chunked.breadcrumb_truncations,
+        )
+    )
 
 
 # -- app ------------------------------------------------------------------------------------

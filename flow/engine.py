@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,8 @@ from flow.settings import Recipe
 
 ProgressFn = Callable[[int, int], None]  # (documents done, documents in total)
 AliveFn = Callable[[], None]  # raises when the run must stop (the database went away)
+
+log = logging.getLogger("mdchunks")
 
 COMPONENT = process_document.__name__  # stats are grouped by the function's name
 PROGRESS_INTERVAL_SECONDS = 0.2
@@ -144,7 +147,10 @@ async def _until_done(handle: coco.UpdateHandle[None], alive: AliveFn | None) ->
         stopped = watchdog.done() and not result.done()
         if stopped:
             # Stop the engine the way cocoindex's own CLI does on Ctrl-C: its
-            # global cancellation token, so no write is retried meanwhile.
+            # global cancellation token, so no write is retried meanwhile. The
+            # writes still in flight fail on the way out (the pool is gone);
+            # the one error that matters is the watchdog's.
+            asyncio.get_running_loop().set_exception_handler(_quiet)
             _core.cancel_all()
             try:
                 with contextlib.suppress(BaseException):
@@ -160,6 +166,11 @@ async def _until_done(handle: coco.UpdateHandle[None], alive: AliveFn | None) ->
     if watchdog.done() and not watchdog.cancelled() and watchdog.exception() is not None:
         raise watchdog.exception()  # type: ignore[misc]
     result.result()
+
+
+def _quiet(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
+    """Exceptions of tasks left over by a stopped run: debug log only."""
+    log.debug("after the run stopped: %s", context.get("message"))
 
 
 async def _watch(alive: AliveFn) -> None:

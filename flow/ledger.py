@@ -19,6 +19,8 @@ class Processed:
     size_bytes: int
     chunks: int
     error: str | None  # a document problem (declared on its document row)
+    merges: int = 0  # structure chunker: sections merged into an earlier section's chunk
+    breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
 
 
 @dataclass(slots=True)
@@ -38,3 +40,11 @@ class RunLedger:
     @property
     def processed_bytes(self) -> int:
         return sum(outcome.size_bytes for outcome in self.processed.values())
+
+    @property
+    def merges(self) -> int:
+        return sum(outcome.merges for outcome in self.processed.values())
+
+    @property
+    def breadcrumb_truncations(self) -> int:
+        return sum(outcome.breadcrumb_truncations for outcome in self.processed.values())

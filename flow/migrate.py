@@ -7,21 +7,27 @@ transaction, and has no ORM to drag in (Alembic needs SQLAlchemy).
 
 Safe twice, and twice at once: a Postgres advisory lock serialises concurrent
 `migrate` calls (yoyo's own lock is a row in a table, which a killed process
-leaves behind), and what is pending is read only after taking it. When
-nothing is pending, `ensure` only reads yoyo's table, so ingest works with DML
-rights alone once the schema is in place.
+leaves behind: under the advisory lock such a row is stale and is removed),
+and what is pending is read only after taking it. When nothing is pending,
+`ensure` only reads yoyo's table, so ingest works with DML rights alone once
+the schema is in place. No network either: yoyo's migration log would look up
+the host's DNS name; it gets the plain host name instead.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import time
+import uuid
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import psycopg
 
@@ -77,6 +83,7 @@ def apply(url: str) -> MigrationResult:
     ):
         todo = _pending(lock_conn)
         if todo:
+            _check_create_right(lock_conn)
             _apply_with_yoyo(url)
         left = _pending(lock_conn)
     if left:
@@ -84,6 +91,23 @@ def apply(url: str) -> MigrationResult:
     return MigrationResult(
         applied=todo, already=tuple(mid for mid in migration_ids() if mid not in todo)
     )
+
+
+def _check_create_right(conn: psycopg.Connection) -> None:
+    """Migrations create tables: say so plainly when the role may not."""
+    row = conn.execute(
+        "SELECT current_user, current_database(), coalesce(current_schema(), 'public'), "
+        "       has_schema_privilege(coalesce(current_schema(), 'public'), 'CREATE')"
+    ).fetchone()
+    assert row is not None
+    user, dbname, schema, allowed = row
+    if not allowed:
+        raise DatabaseUnavailable(
+            f"migrations need the right to create tables in the database: role {user!r} "
+            f"may not create in schema {schema!r} of database {dbname!r}. Run `mdchunks "
+            "migrate` once as a role that may (ingest then needs only SELECT, INSERT, "
+            "UPDATE and DELETE on the tables)"
+        )
 
 
 @contextlib.contextmanager
@@ -136,6 +160,7 @@ def _apply_with_yoyo(url: str) -> None:
         raise DatabaseUnavailable(
             f"cannot open {database.redact(url)} for migrations: {database.scrub(str(exc), url)}"
         ) from None
+    _no_network_in_log(backend)
     try:
         with _migrations_dir() as folder:
             found = read_migrations(str(folder))
@@ -144,13 +169,17 @@ def _apply_with_yoyo(url: str) -> None:
                 [m for m in found if m.path.endswith(".sql")], found.post_apply
             )
             try:
+                # yoyo's own lock is a row that a killed process leaves behind,
+                # which would stop every later run. Migrations of mdchunks only
+                # run under the advisory lock this process holds, so a row
+                # that is there now is stale: remove it.
+                backend.break_lock()
                 with backend.lock():
-                    backend.apply_migrations(backend.to_apply(migrations))
+                    _apply_each_atomically(backend, backend.to_apply(migrations))
             except LockTimeout as exc:
                 raise MdchunksError(
-                    f"{exc}. No mdchunks migration is running (this process holds the "
-                    "migration lock), so the lock row is stale: remove it with "
-                    "`DELETE FROM yoyo_lock` and run `mdchunks migrate` again"
+                    f"{exc}. Another tool is migrating this database with yoyo; "
+                    "run `mdchunks migrate` again when it is done"
                 ) from None
             except psycopg.errors.InsufficientPrivilege as exc:
                 raise DatabaseUnavailable(
@@ -164,6 +193,52 @@ def _apply_with_yoyo(url: str) -> None:
     finally:
         with contextlib.suppress(Exception):
             backend.connection.close()
+
+
+def _apply_each_atomically(backend: Any, migrations: Any) -> None:
+    """Each migration and the record that it was applied, in one transaction.
+
+    yoyo's own `apply_migrations` runs a migration on a connection of its own
+    and commits it, then records it in another transaction: a process killed
+    in between leaves a schema change that yoyo does not know about, and every
+    later run fails trying to apply it again. Postgres DDL is transactional,
+    so here the migration (its steps nest as savepoints) and its record commit
+    together or not at all."""
+    backend.ensure_internal_schema_updated()
+    for migration in migrations:
+        with backend.transaction():
+            migration.process_steps(backend, "apply")
+            backend.log_migration(migration, "apply")
+            backend.mark_one(migration, log=False)
+    for hook in migrations.post_apply:
+        backend.apply_one(hook, mark=False)
+
+
+def _no_network_in_log(backend: Any) -> None:
+    """yoyo logs each migration with `socket.getfqdn()` (a DNS lookup, which can
+    also hang where DNS is slow) and a `uuid1` id (the machine's MAC address,
+    read with an AF_INET socket). mdchunks touches no network but the database:
+    the log gets the plain host name and a random id instead."""
+    log_data = backend.get_log_data
+
+    def get_log_data(migration: Any = None, operation: str = "apply") -> Any:
+        with _no_host_lookups():
+            return log_data(migration, operation)
+
+    backend.get_log_data = get_log_data
+
+
+@contextlib.contextmanager
+def _no_host_lookups() -> Iterator[None]:
+    import yoyo.backends.base as yoyo_base
+
+    real_socket, real_uuid = yoyo_base.socket, yoyo_base.uuid
+    yoyo_base.socket = SimpleNamespace(getfqdn=socket.gethostname)  # type: ignore[assignment]
+    yoyo_base.uuid = SimpleNamespace(uuid1=uuid.uuid4)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        yoyo_base.socket, yoyo_base.uuid = real_socket, real_uuid
 
 
 @contextlib.contextmanager

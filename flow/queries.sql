@@ -52,13 +52,14 @@ WHERE source = %(source)s
 -- Document rows the run did not declare: documents that are not in the
 -- listing (gone, or skipped before processing) or of another recipe. Only
 -- lost engine state or a crash leaves such rows; cocoindex removes the others.
+-- `<> ALL(array)` is a hash look-up (PostgreSQL 14+) at any listing size; a
+-- NOT EXISTS over unnest() stops being hashed once the listing outgrows
+-- work_mem (about 100,000 paths) and turns quadratic (minutes at 200,000).
 DELETE FROM mdchunks_documents d
 WHERE d.source = %(source)s
   AND (
       d.recipe <> %(recipe)s
-      OR NOT EXISTS (
-          SELECT 1 FROM unnest(%(mounted)s::text[]) AS m(rel_path) WHERE m.rel_path = d.rel_path
-      )
+      OR d.rel_path <> ALL(%(mounted)s::text[])
   );
 
 -- name: reconcile_failed_chunks
@@ -152,20 +153,6 @@ FROM content_chunks c
 LEFT JOIN mdchunks_recipes r USING (recipe)
 GROUP BY c.source, c.recipe, r.spec
 ORDER BY c.source, count(*) DESC;
-
--- name: search
-WITH q AS (SELECT websearch_to_tsquery('english', %(query)s) AS query)
-SELECT c.source,
-       c.rel_path,
-       c.position,
-       c.heading_path,
-       ts_rank_cd(c.search_vector, q.query) AS rank,
-       ts_headline('english', c.text, q.query, %(headline_options)s) AS snippet
-FROM content_chunks c, q
-WHERE c.search_vector @@ q.query
-  AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
-ORDER BY rank DESC, c.source, c.rel_path, c.position
-LIMIT %(k)s;
 
 -- name: drop_source
 WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1),

@@ -47,6 +47,12 @@ class ChunkRow:
     heading_level: Annotated[int, PgType("smallint")] | None
     heading_path: Annotated[list[str], PgType("text[]")]
     parent_chunk_id: uuid.UUID | None
+    # The heading path rendered `A > B > C` within the recipe's byte budget
+    # (truncated from the left, `… > C`); NULL exactly when the path is empty.
+    breadcrumb: str | None
+    # What to embed: the breadcrumb, a blank line, then the text (for a piece of
+    # a table split between rows, the table's header rows before the text).
+    embed_text: str
     recipe: str
 
 
@@ -67,3 +73,8 @@ class DocumentRow:
     size_bytes: int
     chunks: Annotated[int, PgType("integer")]
     error: str | None
+    # Structure chunker: sections folded into an earlier section's chunk. Both
+    # chunkers: chunks whose breadcrumb was truncated to the budget. Kept per
+    # document because unchanged documents are not processed on a re-run.
+    merges: Annotated[int, PgType("integer")] = 0
+    breadcrumb_truncations: Annotated[int, PgType("integer")] = 0

@@ -67,7 +67,13 @@ def build_index(text: str) -> HeadingIndex:
         return _references(full_tree, source)
 
     references = _LazyLabels(document_labels)
-    texts = [plain_text(heading.content, references) for heading in located]
+    try:
+        texts = [plain_text(heading.content, references) for heading in located]
+    finally:
+        # The inline reducers keep `references` in reference cycles, freed only
+        # by the cyclic GC; released here, they no longer keep the parse tree
+        # and the encoded document alive until then (GBs for a big document).
+        references.release()
     structure = derive_structure(
         [heading.level for heading in located], [heading.start for heading in located], len(text)
     )
@@ -126,13 +132,19 @@ class _LazyLabels:
     """
 
     def __init__(self, collect: Callable[[], frozenset[str]]) -> None:
-        self._collect = collect
+        self._collect: Callable[[], frozenset[str]] | None = collect
         self._labels: frozenset[str] | None = None
 
     def __contains__(self, label: object) -> bool:
         if self._labels is None:
+            if self._collect is None:
+                raise RuntimeError("the labels were released before they were collected")
             self._labels = self._collect()
         return label in self._labels
+
+    def release(self) -> None:
+        """Drop the collector (and the parse it holds); collected labels stay."""
+        self._collect = None
 
 
 def _references(tree: Tree, source: bytes) -> frozenset[str]:

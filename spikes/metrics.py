@@ -4,16 +4,35 @@ Every metric takes a document's `HeadingIndex` and its chunks' code-point
 spans `[start, end)` and returns a `Ratio` (hits over a total), so that
 per-corpus totals are plain sums of numerators over sums of denominators:
 
-- `aligned`: headings whose `start` equals some chunk's start / headings.
+- `aligned`: headings that start a chunk / headings. A heading starts a chunk
+  when some chunk starts at its `start` or, given the document text, at its
+  **body start**: the start of the first line after the heading's own
+  line(s) (`h.end`) that is not blank (whitespace only), if that line comes
+  before the next heading of any level. A chunker that leaves heading lines
+  out of chunk text (the structure-first chunker) starts a section's chunk
+  exactly there; the budget splitter starts at the heading itself. A heading
+  followed by nothing but blank lines up to the next heading has no body
+  start: only a chunk at its own start aligns it.
 - `pure`: chunks with no heading start strictly inside them
   (`start < h.start < end`) / chunks.
 - `truthful`: characters of each chunk inside `[g.start, next heading start
-  of any level)` of its governing heading `g` (the last heading with
-  `g.start <= chunk.start`) / chunk characters. A chunk with no governing
-  heading (the preamble) counts its characters inside `[0, first heading
-  start)`, which is the whole document when there are no headings.
-- `truthful_nested`: the same with `[g.start, g.section_end)`; a chunk with
-  no governing heading names the document root, so all its characters count.
+  of any level)` of the heading `g` its breadcrumb names / chunk characters.
+  A chunk that names the document root (an empty path: the preamble) counts
+  its characters inside `[0, first heading start)`, which is the whole
+  document when there are no headings.
+- `truthful_nested`: the same with `[g.start, g.section_end)`; a chunk
+  naming the document root counts all its characters.
+
+**The named heading** `g`: a chunker that decides what each chunk's
+breadcrumb names (the structure-first chunker: a merged chunk names its first
+section or, with the common-ancestor rule, an ancestor) gives it in
+`Span.named`, as an index into the document's full `HeadingIndex` (`ROOT`, -1,
+for the document root). Otherwise (`named` is None: the budget splitter) it is
+the governing heading, the last heading with `g.start <= chunk.start`, which
+is exactly what `heading_index.assign` stores. Either way the metrics score
+what the stored breadcrumb claims, and characters count where they overlap
+the claimed span (a chunk may start after `g.start` or, for an ancestor, even
+before a deeper heading: only the overlap counts).
 
 Edge cases, chosen explicitly:
 - No headings: `aligned` is 0/0 (undefined: `Ratio.value` is None, shown as
@@ -25,6 +44,8 @@ Edge cases, chosen explicitly:
   and no characters.
 - Overlapping chunks are counted as they are: characters of an overlap count
   once per chunk that holds them (the weights are the chunks' own lengths).
+- Without the document text (`text=None`), `aligned` counts heading starts
+  only; the harness always passes the text.
 
 Mapping chunks to headings is a bisect over the sorted heading starts, never
 a scan of all headings per chunk.
@@ -39,17 +60,25 @@ from itertools import pairwise
 
 from heading_index import Heading, HeadingIndex
 
+ROOT = -1  # `Span.named` of a chunk whose breadcrumb names the document root
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A chunk's code-point span `[start, end)` in its document."""
+    """A chunk's code-point span `[start, end)` in its document, and optionally
+    the heading its breadcrumb names (an index into the document's full
+    `HeadingIndex`, `ROOT` for the document root; None: the governing heading,
+    derived from `start`)."""
 
     start: int
     end: int
+    named: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.start <= self.end:
             raise ValueError(f"invalid span [{self.start}, {self.end})")
+        if self.named is not None and self.named < ROOT:
+            raise ValueError(f"invalid named heading {self.named}")
 
     @property
     def length(self) -> int:
@@ -114,30 +143,79 @@ def _check(index: HeadingIndex, spans: Sequence[Span]) -> None:
             raise ValueError(
                 f"span [{span.start}, {span.end}) ends past the document ({index.length})"
             )
+        if span.named is not None and span.named >= len(index.headings):
+            raise ValueError(
+                f"span [{span.start}, {span.end}) names heading {span.named}, "
+                f"but the document has {len(index.headings)}"
+            )
 
 
-def _governing(starts: Sequence[int], span: Span) -> int:
-    """Index of the last heading with start <= span.start, or -1 (preamble)."""
+def _named(starts: Sequence[int], span: Span) -> int:
+    """Index of the heading the chunk names, or -1 (the document root).
+
+    Given (`span.named`), or else the governing heading: the last heading with
+    start <= span.start, -1 for a chunk before the first heading (preamble).
+    """
+    if span.named is not None:
+        return span.named
     return bisect_right(starts, span.start) - 1
 
 
-def governing(index: HeadingIndex, spans: Sequence[Span]) -> list[Heading | None]:
-    """Each chunk's governing heading (the last with start <= chunk.start), or None.
+def _overlap(span: Span, low: int, high: int) -> int:
+    return max(0, min(span.end, high) - max(span.start, low))
 
-    The same rule as `heading_index.assign` (DESIGN section 3): the breadcrumb
-    the flow stores for the chunk is this heading's path.
+
+def governing(index: HeadingIndex, spans: Sequence[Span]) -> list[Heading | None]:
+    """Each chunk's named heading, or None for the document root.
+
+    For a span without `named`: the governing heading (the last with start <=
+    chunk.start), the same rule as `heading_index.assign` (DESIGN section 3),
+    so the breadcrumb the flow stores for the chunk is this heading's path.
     """
     _check(index, spans)
     starts = _starts(index)
-    found = (_governing(starts, span) for span in spans)
+    found = (_named(starts, span) for span in spans)
     return [index.headings[g] if g >= 0 else None for g in found]
 
 
-def aligned(index: HeadingIndex, spans: Sequence[Span]) -> Ratio:
-    """Headings whose start equals some chunk's start, over headings."""
+def body_starts(text: str, index: HeadingIndex) -> list[int | None]:
+    """Per heading: its body start, or None when it has none (see the module doc).
+
+    The start of the first line in `[h.end, next heading start)` holding
+    something other than whitespace (its indentation included).
+    """
+    if len(text) != index.length:
+        raise ValueError(f"text of {len(text)} code points for an index of {index.length}")
+    starts = _starts(index)
+    found: list[int | None] = []
+    for i, heading in enumerate(index.headings):
+        limit = starts[i + 1] if i + 1 < len(starts) else len(text)
+        found.append(_first_content_line(text, heading.end, limit))
+    return found
+
+
+def _first_content_line(text: str, start: int, limit: int) -> int | None:
+    position = start
+    while position < limit:
+        newline = text.find("\n", position, limit)
+        line_end = limit if newline < 0 else newline + 1
+        if text[position:line_end].strip():
+            return position
+        position = line_end
+    return None
+
+
+def aligned(index: HeadingIndex, spans: Sequence[Span], text: str | None = None) -> Ratio:
+    """Headings that start a chunk (at their start or, given `text`, their body
+    start), over headings."""
     _check(index, spans)
     chunk_starts = {span.start for span in spans}
-    hits = sum(1 for heading in index.headings if heading.start in chunk_starts)
+    bodies = body_starts(text, index) if text is not None else [None] * len(index.headings)
+    hits = sum(
+        1
+        for heading, body in zip(index.headings, bodies, strict=True)
+        if heading.start in chunk_starts or (body is not None and body in chunk_starts)
+    )
     return Ratio(hits, len(index.headings))
 
 
@@ -152,44 +230,48 @@ def pure(index: HeadingIndex, spans: Sequence[Span]) -> Ratio:
 
 
 def truthful(index: HeadingIndex, spans: Sequence[Span]) -> Ratio:
-    """Chunk characters inside their governing heading's own text span.
+    """Chunk characters inside their named heading's own text span.
 
     The span of heading i is `[start_i, start_{i+1})` (the next heading of any
-    level, else the document end); the preamble's is `[0, start_0)`.
+    level, else the document end); the document root's is `[0, start_0)`.
     """
     _check(index, spans)
     starts = _starts(index)
     hits = 0
     for span in spans:
-        g = _governing(starts, span)
-        section_end = starts[g + 1] if g + 1 < len(starts) else index.length
-        hits += max(0, min(span.end, section_end) - span.start)
+        g = _named(starts, span)
+        low = starts[g] if g >= 0 else 0
+        high = starts[g + 1] if g + 1 < len(starts) else index.length
+        hits += _overlap(span, low, high)
     return Ratio(hits, sum(span.length for span in spans))
 
 
 def truthful_nested(index: HeadingIndex, spans: Sequence[Span]) -> Ratio:
-    """Chunk characters inside their governing heading's whole section.
+    """Chunk characters inside their named heading's whole section.
 
     The section of heading g is `[g.start, g.section_end)`, subsections
-    included; a preamble chunk names the document root and counts whole.
+    included; a chunk naming the document root counts whole.
     """
     _check(index, spans)
     starts = _starts(index)
     hits = 0
     for span in spans:
-        g = _governing(starts, span)
-        section_end = index.headings[g].section_end if g >= 0 else index.length
-        hits += max(0, min(span.end, section_end) - span.start)
+        g = _named(starts, span)
+        if g < 0:
+            hits += span.length
+            continue
+        heading = index.headings[g]
+        hits += _overlap(span, heading.start, heading.section_end)
     return Ratio(hits, sum(span.length for span in spans))
 
 
-def score(index: HeadingIndex, spans: Sequence[Span]) -> Scores:
-    """Every metric of one document split into `spans`."""
+def score(index: HeadingIndex, spans: Sequence[Span], text: str | None = None) -> Scores:
+    """Every metric of one document split into `spans` (`text`: for `aligned`)."""
     return Scores(
         chars=index.length,
         headings=len(index.headings),
         chunks=len(spans),
-        aligned=aligned(index, spans),
+        aligned=aligned(index, spans, text),
         pure=pure(index, spans),
         truthful=truthful(index, spans),
         truthful_nested=truthful_nested(index, spans),

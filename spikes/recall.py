@@ -16,26 +16,29 @@ only ever sees the chunks' stored texts (or, for fusion, their ids).
 - `recall_at_k`: share of queries whose first hit is at rank <= k. A query
   with no hit counts as a miss at every k; zero queries is undefined (None),
   not 0 or 1.
-- `rrf`: reciprocal-rank fusion (Cormack, Clarke & Büttcher 2009): an item's
-  score is the sum over the rankings holding it of `1 / (k + rank)`, rank
-  1-based, k = 60 by default. Scores are exact fractions, so the order does
-  not depend on the order of float additions. Ties (equal scores) go to the
-  item with the better (smaller) best rank, then to the one that the
-  earlier ranking (in argument order) holds at that best rank. No two items
-  can tie on all three, so the order is total and deterministic. A ranking
-  that repeats an item counts only its first occurrence.
+- `rrf`, `rrf_scores`: reciprocal-rank fusion, re-exported from
+  `flow.fusion` (the product's `search --method hybrid` uses the same one).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import TypeVar
 
-RRF_K = 60
+from flow.fusion import RRF_K, rrf, rrf_scores
 
-T = TypeVar("T", bound=Hashable)
+__all__ = [
+    "RRF_K",
+    "QueryOutcome",
+    "RecallResult",
+    "collapse_whitespace",
+    "evaluate",
+    "first_hit_rank",
+    "is_hit",
+    "recall_at_k",
+    "rrf",
+    "rrf_scores",
+]
 
 
 def collapse_whitespace(text: str) -> str:
@@ -105,27 +108,3 @@ def evaluate(
     )
     ranks = [outcome.rank for outcome in outcomes]
     return RecallResult({k: recall_at_k(ranks, k) for k in wanted}, outcomes)
-
-
-def rrf_scores(rankings: Sequence[Sequence[T]], k: int = RRF_K) -> list[tuple[T, Fraction]]:
-    """Fused `(item, score)` pairs, best first (see the module docstring)."""
-    if k < 0:
-        raise ValueError(f"the RRF constant k must be >= 0, got {k}")
-    scores: dict[T, Fraction] = {}
-    best: dict[T, tuple[int, int]] = {}  # item -> (best rank, index of the ranking)
-    for ranking_index, ranking in enumerate(rankings):
-        seen: set[T] = set()
-        for rank, item in enumerate(ranking, start=1):
-            if item in seen:
-                continue
-            seen.add(item)
-            scores[item] = scores.get(item, Fraction(0)) + Fraction(1, k + rank)
-            if item not in best or (rank, ranking_index) < best[item]:
-                best[item] = (rank, ranking_index)
-    order = sorted(scores, key=lambda item: (-scores[item], *best[item]))
-    return [(item, scores[item]) for item in order]
-
-
-def rrf(rankings: Sequence[Sequence[T]], k: int = RRF_K) -> list[T]:
-    """Reciprocal-rank fusion of `rankings` (each best first): items, best first."""
-    return [item for item, _ in rrf_scores(rankings, k)]

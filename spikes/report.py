@@ -8,7 +8,8 @@ also a valid Markdown table (it pastes into a README as it is):
 Fractions are shown as percentages with one decimal; an undefined one
 (0/0: no headings for hdg-aligned, no chunks for the others) as `n/a`.
 
-The JSON is `{"totals": [...], "documents": [...]}`; each entry has `path`
+The JSON is `{"totals": [...], "documents": [...]}` (with `"provenance"`, the
+dated header line, first when asked for); each entry has `path`
 (the corpus root, or the document), `mode`, `chars` (document characters),
 `headings`, `chunks`, `aligned` and `pure` (counts, over headings and over
 chunks) and `truthful`, `truthful_nested` (fractions 0..1, character-weighted
@@ -104,10 +105,12 @@ def row_json(row: Row) -> dict[str, Any]:
     }
 
 
-def to_json(totals: Sequence[Row], documents: Sequence[Row]) -> str:
-    """The JSON document, indented, with a trailing newline."""
-    payload = {
-        "totals": [row_json(row) for row in totals],
-        "documents": [row_json(row) for row in documents],
-    }
+def to_json(totals: Sequence[Row], documents: Sequence[Row], provenance: str | None = None) -> str:
+    """The JSON document, indented, with a trailing newline (`provenance`, the
+    harness's dated header line, only when given)."""
+    payload: dict[str, Any] = {}
+    if provenance is not None:
+        payload["provenance"] = provenance
+    payload["totals"] = [row_json(row) for row in totals]
+    payload["documents"] = [row_json(row) for row in documents]
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

@@ -26,7 +26,9 @@ os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
 import pytest
 
 DOCKER_PING_SECONDS = 2.0
-POSTGRES_IMAGE = "postgres:16-alpine"
+# PostgreSQL 16 with pgvector (the embeddings tests need it, as the embedded
+# server provides it); otherwise the official image.
+POSTGRES_IMAGE = "pgvector/pgvector:pg16"
 
 
 @dataclass(frozen=True)

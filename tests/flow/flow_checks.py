@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,18 @@ from cocoindex.ops.text import RecursiveSplitter
 from psycopg.rows import dict_row
 
 from flow import Recipe, chunk_id
-from heading_index import assign, build_index, decode_document
+from heading_index import (
+    assign,
+    budget_split_from,
+    build_index,
+    decode_document,
+    embed_text,
+    render_breadcrumb,
+    structure_chunks,
+)
 
 _SPLITTER = RecursiveSplitter()
+_BUDGET_SPLIT = budget_split_from(_SPLITTER)
 
 
 def fetch(url: str, sql: str, params: Any = None) -> list[dict[str, Any]]:
@@ -58,42 +68,95 @@ def assert_rows_match_files(
     recipe = recipe or Recipe()
     grouped = rows_by_document(url, source)
     on_disk = documents_on_disk(root, recipe.suffixes)
-    expected_documents = {
-        rel for rel in on_disk if _spans(decode_document((root / rel).read_bytes()), rel, recipe)
+    expected = {
+        rel: expected_chunks(decode_document((root / rel).read_bytes()), rel, recipe)
+        for rel in on_disk
     }
-    assert set(grouped) == expected_documents
+    assert set(grouped) == {rel for rel, chunks in expected.items() if chunks}
     total = 0
     for rel_path, rows in grouped.items():
         text = decode_document((root / rel_path).read_bytes())
-        spans = _spans(text, rel_path, recipe)
-        assert [(r["char_start"], r["char_end"]) for r in rows] == spans, rel_path
+        chunks = expected[rel_path]
+        assert [(r["char_start"], r["char_end"]) for r in rows] == [
+            (c.start, c.end) for c in chunks
+        ], rel_path
         assert [r["position"] for r in rows] == list(range(len(rows))), rel_path
-        if recipe.is_markdown(rel_path) and recipe.headings:
-            columns = assign(build_index(text), spans)
-        else:
-            columns = None
-        for row in rows:
-            position = row["position"]
-            assert row["text"] == text[row["char_start"] : row["char_end"]], (rel_path, position)
-            assert row["id"] == chunk_id(source, rel_path, position)
+        for row, chunk in zip(rows, chunks, strict=True):
+            where = (rel_path, row["position"])
+            assert row["text"] == text[row["char_start"] : row["char_end"]], where
+            assert row["id"] == chunk_id(source, rel_path, row["position"])
             assert row["recipe"] == recipe.fingerprint()
-            if columns is None:
-                assert row["heading_text"] is None and row["heading_level"] is None
-                assert row["heading_path"] == [] and row["parent_chunk_id"] is None
-                continue
-            column = columns[position]
-            assert row["heading_text"] == column.heading_text, (rel_path, position)
-            assert row["heading_level"] == column.heading_level, (rel_path, position)
-            assert row["heading_path"] == list(column.heading_path), (rel_path, position)
+            assert row["heading_text"] == chunk.heading_text, where
+            assert row["heading_level"] == chunk.heading_level, where
+            assert row["heading_path"] == list(chunk.heading_path), where
             expected_parent = (
                 None
-                if column.parent_position is None
-                else chunk_id(source, rel_path, column.parent_position)
+                if chunk.parent_position is None
+                else chunk_id(source, rel_path, chunk.parent_position)
             )
-            assert row["parent_chunk_id"] == expected_parent, (rel_path, position)
+            assert row["parent_chunk_id"] == expected_parent, where
+            assert row["breadcrumb"] == chunk.breadcrumb, where
+            assert row["embed_text"] == chunk.embed_text, where
         total += len(rows)
     assert_table_invariants(url, source)
     return total
+
+
+@dataclass(frozen=True)
+class ExpectedChunk:
+    start: int
+    end: int
+    heading_text: str | None
+    heading_level: int | None
+    heading_path: tuple[str, ...]
+    parent_position: int | None
+    breadcrumb: str | None
+    embed_text: str
+
+
+def expected_chunks(text: str, rel_path: str, recipe: Recipe) -> list[ExpectedChunk]:
+    """What a document's rows must hold, computed here from the libraries alone."""
+    if recipe.uses_structure(rel_path):
+        result = structure_chunks(
+            text, build_index(text), recipe.structure_options(), _BUDGET_SPLIT
+        )
+        return [
+            ExpectedChunk(
+                c.start,
+                c.end,
+                c.heading_text,
+                c.heading_level,
+                c.heading_path,
+                c.parent_position,
+                c.breadcrumb,
+                c.embed_text,
+            )
+            for c in result.chunks
+        ]
+    spans = _spans(text, rel_path, recipe)
+    if not (recipe.is_markdown(rel_path) and recipe.headings):
+        return [
+            ExpectedChunk(start, end, None, None, (), None, None, text[start:end])
+            for start, end in spans
+        ]
+    found = []
+    for (start, end), column in zip(spans, assign(build_index(text), spans), strict=True):
+        breadcrumb = None
+        if column.heading_path:
+            breadcrumb, _ = render_breadcrumb(column.heading_path, recipe.breadcrumb_budget)
+        found.append(
+            ExpectedChunk(
+                start,
+                end,
+                column.heading_text,
+                column.heading_level,
+                column.heading_path,
+                column.parent_position,
+                breadcrumb,
+                embed_text(breadcrumb, text[start:end]),
+            )
+        )
+    return found
 
 
 def assert_table_invariants(url: str, source: str = "docs") -> None:
@@ -107,6 +170,11 @@ def assert_table_invariants(url: str, source: str = "docs") -> None:
             AND (c.heading_level IS NULL OR c.heading_level BETWEEN 1 AND 6)
             AND (c.heading_text IS NULL) = (c.heading_level IS NULL)
             AND (c.heading_text IS NULL) = (cardinality(c.heading_path) = 0)
+            AND (c.breadcrumb IS NULL) = (cardinality(c.heading_path) = 0)
+            -- the embed text is the breadcrumb, a blank line, (table header rows,) the text
+            AND (c.breadcrumb IS NULL OR c.breadcrumb = ''
+                 OR starts_with(c.embed_text, c.breadcrumb || E'\n\n'))
+            AND right(c.embed_text, char_length(c.text)) = c.text
         )
         """,
         {"s": source},

@@ -11,7 +11,7 @@ import pytest
 from conftest import RunCli
 from flow_checks import fetch
 
-from flow import cli
+from flow import cli, migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["ingest", "backfill", "status", "search", "migrate", "drop", "stop"]
@@ -95,7 +95,7 @@ def test_migrate_twice(run_cli: RunCli) -> None:
     second = run_cli("migrate")
 
     assert first.code == second.code == 0
-    assert first.out.startswith("applied 4 migrations")
+    assert first.out.startswith(f"applied {len(migrate.migration_ids())} migrations")
     assert second.out.startswith("schema up to date")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import cocoindex as coco
 import pytest
+from cocoindex._internal.memo_fingerprint import memo_fingerprint as coco_memo_fingerprint
 
 from flow import NAMESPACE, Recipe, chunk_id
 from flow.app import rel_path_of
@@ -24,7 +25,9 @@ def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
     base = Recipe()
     assert base.fingerprint() == Recipe().fingerprint()
     # The same fields give the same fingerprint in every version of the code.
-    assert Recipe(heading_index_version="1").fingerprint() == "c4894de01bbe"
+    # (It was c4894de01bbe before rows had breadcrumb and embed_text: the
+    # breadcrumb budget joined every recipe then, so every source backfills once.)
+    assert Recipe(heading_index_version="1").fingerprint() == "ab943ee83edb"
     variants = [
         Recipe(chunk_size=2001),
         Recipe(min_chunk_size=999),
@@ -32,9 +35,50 @@ def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
         Recipe(headings=False),
         Recipe(heading_index_version="2"),
         Recipe(languages=((".md", "markdown"),)),
+        Recipe(breadcrumb_budget=100),
+        Recipe(chunker="structure"),
+        Recipe(chunker="structure", split_levels=2),
+        Recipe(chunker="structure", merged_path="common"),
+        Recipe(chunker="structure", structure_chunker_version="2"),
     ]
     assert len({v.fingerprint() for v in variants} | {base.fingerprint()}) == len(variants) + 1
     assert Recipe.from_json(base.to_json()) == base
+    structure = Recipe(chunker="structure", split_levels=2, merged_path="common")
+    assert Recipe.from_json(structure.to_json()) == structure
+
+
+def test_structure_only_fields_leave_the_recursive_fingerprint_alone() -> None:
+    # They decide nothing under the budget splitter, so they re-process nothing:
+    # neither the fingerprint (the `recipe` column) nor the memo key changes.
+    base = Recipe()
+    for other in (
+        Recipe(split_levels=2),
+        Recipe(merged_path="common"),
+        Recipe(structure_chunker_version="2"),
+    ):
+        assert other.fingerprint() == base.fingerprint()
+        assert coco_memo_fingerprint(other) == coco_memo_fingerprint(base)
+    assert coco_memo_fingerprint(Recipe(chunk_size=2001)) != coco_memo_fingerprint(base)
+
+
+def test_the_recipe_validates_the_structure_options() -> None:
+    with pytest.raises(ValueError, match="unknown chunker"):
+        Recipe(chunker="semantic")
+    with pytest.raises(ValueError, match="split levels"):
+        Recipe(split_levels=7)
+    with pytest.raises(ValueError, match="merged path"):
+        Recipe(merged_path="last")
+    with pytest.raises(ValueError, match="breadcrumb budget"):
+        Recipe(breadcrumb_budget=3)
+    recipe = Recipe(chunker="structure", split_levels=2).with_options(chunk_size=900)
+    options = recipe.structure_options()
+    assert (options.chunk_size, options.min_chunk_size, options.chunk_overlap) == (900, 450, 200)
+    assert (options.split_levels, options.merged_path) == (2, "first")
+    assert options.breadcrumb_budget == 256
+    assert Recipe(chunker="structure").uses_structure("a/b.MD")
+    assert not Recipe(chunker="structure").uses_structure("notes.txt")
+    assert not Recipe(chunker="structure", headings=False).uses_structure("a.md")
+    assert not Recipe().uses_structure("a.md")
 
 
 def test_a_smaller_chunk_size_scales_the_defaults_it_would_break() -> None:
@@ -82,7 +126,7 @@ def test_failed_components_are_traced_back_to_their_document(name: str) -> None:
 
 
 def test_queries_file_parses_into_named_statements() -> None:
-    assert {"reconcile_chunks", "search", "documents_missing_rows"} <= set(QUERIES)
+    assert {"reconcile_chunks", "drop_source", "documents_missing_rows"} <= set(QUERIES)
     assert parse("-- name: a\nSELECT 1;\n-- name: b\nSELECT 2;\n") == {
         "a": "SELECT 1",
         "b": "SELECT 2",

@@ -11,11 +11,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from heading_index import assign, build_index, decode_document
+from heading_index import (
+    StructureOptions,
+    assign,
+    budget_split_from,
+    build_index,
+    decode_document,
+    structure_chunks,
+)
 from spikes.corpus import read_corpus
 from spikes.heading_eval import evaluate, main
+from spikes.metrics import ROOT as DOCUMENT_ROOT
 from spikes.metrics import Ratio, Span, governing
-from spikes.modes import MODES, Budgets, Mode
+from spikes.modes import MODES, Budgets, Mode, _splitter
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = {
@@ -174,11 +182,14 @@ def test_two_runs_give_identical_output(corpus: Path, tmp_path: Path) -> None:
 
     payload = json.loads((tmp_path / "1.json").read_text(encoding="utf-8"))
     assert set(payload) == {"totals", "documents"}
+    # The default modes are all four (the structure modes are as cheap as the split).
     assert [(t["path"], t["mode"]) for t in payload["totals"]] == [
         (corpus.as_posix(), "none"),
         (corpus.as_posix(), "markdown"),
+        (corpus.as_posix(), "structure-first"),
+        (corpus.as_posix(), "structure-common"),
     ]
-    assert len(payload["documents"]) == 5 * 2
+    assert len(payload["documents"]) == 5 * 4
     for entry in payload["totals"] + payload["documents"]:
         assert set(entry) == KEYS
         assert all(isinstance(entry[k], int) for k in ("chars", "headings", "chunks"))
@@ -211,3 +222,67 @@ def test_metrics_judge_the_breadcrumb_the_flow_stores(sample: Path) -> None:
     judged = [h.path if h is not None else () for h in governing(index, spans)]
     assert judged == stored
     assert any(judged)
+
+
+def test_structure_modes_score_the_heading_each_chunk_names(corpus: Path) -> None:
+    # b.md is SECTIONS: "intro\n# A\naaaa\n## B\nbbbb\n# C\ncc\n" (A 6, B 15, C 25).
+    # The structure chunker (min size 1000) makes the preamble [0, 5) "intro"
+    # and one chunk [10, 31) "aaaa\n## B\nbbbb\n# C\ncc": A's body with B and C
+    # merged in (neither is shallower than A). It names A (classic rule) or the
+    # document root (the deepest common ancestor of A and C).
+    first = MODES["structure-first"].chunk(SECTIONS, Budgets())
+    common = MODES["structure-common"].chunk(SECTIONS, Budgets())
+    assert first == [Span(0, 5, DOCUMENT_ROOT), Span(10, 31, 0)]
+    assert common == [Span(0, 5, DOCUMENT_ROOT), Span(10, 31, DOCUMENT_ROOT)]
+    modes = [MODES["structure-first"], MODES["structure-common"]]
+    by_mode = {row.mode: row.scores for row in evaluate([corpus / "b.md"], modes, Budgets()).totals}
+    for scores in by_mode.values():
+        # aligned: chunk starts {0, 10}; 10 is A's body start -> 1/3 (B, C inside)
+        assert scores.aligned == Ratio(1, 3)
+        assert scores.pure == Ratio(1, 2)  # B (15) and C (25) are inside [10, 31)
+    # first:  truthful 5 (preamble [0, 6)) + 5 (A's own text [6, 15) from 10) = 10 of 26
+    #         nested   5 + 15 (A's section [6, 25) from 10)                  = 20 of 26
+    assert (by_mode["structure-first"].truthful, by_mode["structure-first"].truthful_nested) == (
+        Ratio(10, 26),
+        Ratio(20, 26),
+    )
+    # common: truthful 5 + 0 (the root's own text is [0, 6)) = 5 of 26
+    #         nested   5 + 21 (the root holds everything)     = 26 of 26
+    assert (by_mode["structure-common"].truthful, by_mode["structure-common"].truthful_nested) == (
+        Ratio(5, 26),
+        Ratio(26, 26),
+    )
+
+
+@pytest.mark.parametrize("merged_path", ["first", "common"])
+@pytest.mark.parametrize("sample", sorted((ROOT / "sample").glob("*.md")), ids=lambda p: p.name)
+def test_structure_modes_judge_the_breadcrumb_the_structure_chunker_stores(
+    sample: Path, merged_path: str
+) -> None:
+    text = decode_document(sample.read_bytes())
+    index = build_index(text)
+    spans = MODES[f"structure-{merged_path}"].chunk(text, Budgets())
+    options = StructureOptions(merged_path="common" if merged_path == "common" else "first")
+    chunks = structure_chunks(text, index, options, budget_split_from(_splitter())).chunks
+    assert [(s.start, s.end) for s in spans] == [(c.start, c.end) for c in chunks]
+    judged = [h.path if h is not None else () for h in governing(index, spans)]
+    assert judged == [c.heading_path for c in chunks]
+    assert any(judged)
+
+
+def test_provenance_is_a_dated_header_only_when_asked_for(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    args = [str(corpus / "b.md"), "--modes", "markdown", "--split-levels", "2"]
+    plain = CliRunner().invoke(main, args)
+    assert plain.exit_code == 0 and plain.stdout.startswith("| doc")
+    result = CliRunner().invoke(main, [*args, "--provenance", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    header, blank, *table = result.stdout.splitlines()
+    assert header.startswith(f"# {(corpus / 'b.md').as_posix()} (1 markdown files), measured ")
+    for part in ("cocoindex 1.", "tree-sitter-markdown 0.", "heading_index v", "Python 3."):
+        assert part in header
+    assert "budgets 2000/1000/200 UTF-8 bytes, split levels 1-2; command: " in header
+    assert blank == "" and table[0].startswith("| doc")
+    assert json.loads(out.read_text(encoding="utf-8"))["provenance"] == header
+    with pytest.raises(ValueError, match="split_levels"):
+        Budgets(split_levels=7)

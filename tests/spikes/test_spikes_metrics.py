@@ -12,10 +12,13 @@ import pytest
 from heading_index import Heading, HeadingIndex
 from spikes.metrics import (
     EMPTY_SCORES,
+    ROOT,
     Ratio,
     Scores,
     Span,
     aligned,
+    body_starts,
+    governing,
     pure,
     score,
     total,
@@ -146,6 +149,102 @@ def test_a_chunk_starting_on_a_heading_is_governed_by_it() -> None:
     assert truthful_nested(INDEX, one) == Ratio(10, 14)
     assert pure(INDEX, one) == Ratio(0, 1)
     assert aligned(INDEX, one) == Ratio(1, 3)
+
+
+# --- named headings: what a breadcrumb claims, scored ------------------------
+# Body starts in DOC (first non-blank line after the heading line, before the
+# next heading): A 10 ("aaaa"), B 20 ("bbbb"), C 29 ("cc").
+
+
+def test_body_starts_of_the_sections_doc() -> None:
+    assert body_starts(DOC, INDEX) == [10, 20, 29]
+
+
+def test_a_chunker_that_leaves_heading_lines_out_is_aligned_at_body_starts() -> None:
+    # What the structure-first chunker makes of DOC with a small min size but
+    # A's text merged with B's: [0, 5) "intro" (root), [10, 24) "aaaa\n## B\nbbbb"
+    # naming A, [29, 31) "cc" naming C.
+    chunks = [Span(0, 5, ROOT), Span(10, 24, 0), Span(29, 31, 2)]
+    # aligned with the text: starts {0, 10, 29} hit A's body (10) and C's (29),
+    # not B (start 15, body 20) -> 2/3; without the text only heading starts
+    # count (6, 15, 25: none) -> 0/3, as before body starts were defined.
+    assert aligned(INDEX, chunks, DOC) == Ratio(2, 3)
+    assert aligned(INDEX, chunks) == Ratio(0, 3)
+    # truthful: root names [0, 6): 5 of 5; A's own text [6, 15) holds [10, 15)
+    #           of [10, 24): 5 of 14; C's [25, 32) holds all of [29, 31): 2 of 2
+    #           -> (5 + 5 + 2) / (5 + 14 + 2) = 12/21
+    assert truthful(INDEX, chunks) == Ratio(12, 21)
+    # nested: 5 + A's section [6, 25) holds all 14 + 2 -> 21/21
+    assert truthful_nested(INDEX, chunks) == Ratio(21, 21)
+    # pure: B at 15 lies strictly inside [10, 24) -> 2/3
+    assert pure(INDEX, chunks) == Ratio(2, 3)
+    assert [h.text if h else None for h in governing(INDEX, chunks)] == [None, "A", "C"]
+
+
+def test_a_named_root_is_imprecise_never_a_lie() -> None:
+    # One chunk [10, 31) "aaaa ... cc" spanning A's and C's sections. Named by
+    # position (the governing heading is A, 6 <= 10):
+    #   truthful: A's own text [6, 15) -> 5 of 21; nested: A's section [6, 25) -> 15 of 21
+    # Named the document root (the deepest common ancestor of A and C):
+    #   truthful: the root's own text [0, 6) -> 0 of 21; nested: the root holds all -> 21 of 21
+    positional = [Span(10, 31)]
+    assert truthful(INDEX, positional) == Ratio(5, 21)
+    assert truthful_nested(INDEX, positional) == Ratio(15, 21)
+    rooted = [Span(10, 31, ROOT)]
+    assert truthful(INDEX, rooted) == Ratio(0, 21)
+    assert truthful_nested(INDEX, rooted) == Ratio(21, 21)
+    assert governing(INDEX, rooted) == [None]
+
+
+def test_only_the_overlap_with_the_named_span_counts() -> None:
+    # [10, 24) named B, a heading that starts inside it (at 15): B's own text
+    # and section are both [15, 25), which hold [15, 24) -> 9 of 14 each; the
+    # 5 characters before B are not B's. By position (A): 5/14 and 14/14.
+    named_b = [Span(10, 24, 1)]
+    assert truthful(INDEX, named_b) == Ratio(9, 14)
+    assert truthful_nested(INDEX, named_b) == Ratio(9, 14)
+    assert truthful(INDEX, [Span(10, 24)]) == Ratio(5, 14)
+    assert truthful_nested(INDEX, [Span(10, 24)]) == Ratio(14, 14)
+    # Naming the governing heading explicitly changes nothing.
+    assert score(INDEX, [Span(10, 24, 0)], DOC) == score(INDEX, [Span(10, 24)], DOC)
+
+
+#   0- 4  "# T\n"           H1 T, section [0, 34)
+#   4- 5  "\n"              blank
+#   5- 8  " \t\n"           blank (whitespace only)
+#   8-21  "    indented\n"  T's body starts here, indentation included
+#  21-26  "## U\n"          H2 U: directly followed by V, so no body start
+#  26-31  "## V\n"          H2 V
+#  31-32  "\n"
+#  32-34  "v\n"             V's body start
+BODY_DOC = "# T\n\n \t\n    indented\n## U\n## V\n\nv\n"
+T = Heading(level=1, text="T", start=0, end=4, section_end=34, path=("T",))
+U = Heading(level=2, text="U", start=21, end=26, section_end=26, path=("T", "U"), parent=0)
+V = Heading(level=2, text="V", start=26, end=31, section_end=34, path=("T", "V"), parent=0)
+BODY_INDEX = HeadingIndex(headings=(T, U, V), length=34)
+
+
+def test_body_starts_skip_blank_lines_and_stop_at_the_next_heading() -> None:
+    assert len(BODY_DOC) == 34
+    assert BODY_DOC[T.start : T.end] == "# T\n"
+    assert BODY_DOC[U.start : U.end] == "## U\n"
+    assert BODY_DOC[V.start : V.end] == "## V\n"
+    assert body_starts(BODY_DOC, BODY_INDEX) == [8, None, 32]
+    # A chunk at V's start aligns V only: U, with no body, needs a chunk at 21.
+    assert aligned(BODY_INDEX, [Span(8, 20), Span(26, 33)], BODY_DOC) == Ratio(2, 3)
+    assert aligned(BODY_INDEX, [Span(21, 33)], BODY_DOC) == Ratio(1, 3)
+    # A heading on the last line, without a line ending, has no body either.
+    last = Heading(level=1, text="Z", start=0, end=3, section_end=3, path=("Z",))
+    assert body_starts("# Z", HeadingIndex(headings=(last,), length=3)) == [None]
+
+
+def test_named_headings_are_checked() -> None:
+    with pytest.raises(ValueError, match="named heading"):
+        Span(0, 4, -2)
+    with pytest.raises(ValueError, match="names heading 3"):
+        truthful(INDEX, [Span(0, 4, 3)])
+    with pytest.raises(ValueError, match="code points"):
+        body_starts(DOC + "x", INDEX)
 
 
 # --- preamble-only documents -------------------------------------------------

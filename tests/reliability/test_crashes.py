@@ -1,0 +1,256 @@
+"""Issue #5, crashes: `mdchunks ingest` (and `backfill`, and a recipe change)
+killed with SIGKILL at random moments, then run to completion, leaves exactly
+the table of one clean uninterrupted run: every row, every column (id, text,
+offsets, heading columns, parent, recipe, ...), and the same document rows.
+
+The moment of each kill is seeded and drawn within the duration of a clean
+run of the same command, measured first. `ingest`: seed i of n draws
+uniformly in the i-th n-th of the whole run (stratified, so the seeds cover
+start-up, migrations, the walk, the writing and the end). A moment before the
+clean run's first row is a delay from the start; a later one is counted from
+the moment the killed run's first row appears, so start-up jitter does not
+push kills out of the writing phase. `backfill` and a recipe change start
+like any run (that part is covered by the ingest test); their seeds draw
+within the clean run's writing phase (first row to exit), stratified too.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from reliability_support import (
+    RECIPE_A,
+    RECIPE_B,
+    assert_invariants,
+    copy_corpus,
+    count_rows,
+    documents,
+    kill,
+    query,
+    recipe_args,
+    recipe_of,
+    start_cli,
+    table,
+    wait_until,
+)
+
+import flow
+
+SOURCE = "corpus"
+SEEDS = range(10)
+
+
+@dataclass(frozen=True)
+class Reference:
+    rows: list[tuple[Any, ...]]
+    documents: list[tuple[Any, ...]]
+    first_row: float  # seconds from the start of a clean CLI run to its first row
+    duration: float  # seconds of the whole clean CLI run
+
+
+@dataclass(frozen=True)
+class Corpus:
+    root: Path
+    references: dict[tuple[str, ...], Reference]
+
+
+def _clean_run(root: Path, url: str, data_dir: Path, budgets: tuple[str, ...]) -> Reference:
+    """One uninterrupted `mdchunks ingest` into a fresh database, timed."""
+    fingerprint = recipe_of(budgets).fingerprint()
+    started = time.monotonic()
+    process = start_cli(
+        "ingest",
+        str(root),
+        "--source",
+        SOURCE,
+        *recipe_args(budgets),
+        "--database-url",
+        url,
+        "--data-dir",
+        str(data_dir),
+    )
+    assert wait_until(lambda: count_rows(url, SOURCE, fingerprint) > 0, timeout=120)
+    first_row = time.monotonic() - started
+    out, err = process.communicate(timeout=300)
+    duration = time.monotonic() - started
+    assert process.returncode == 0, out + err
+    assert_invariants(url, SOURCE)
+    return Reference(table(url, SOURCE), documents(url, SOURCE), first_row, duration)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory, module_database) -> Corpus:  # type: ignore[no-untyped-def]
+    """~300 documents (tldr pages and rust-book chapters: headings, several
+    chunks per document, parents), and the tables of clean runs of recipes A and B."""
+    base = tmp_path_factory.mktemp("crash")
+    root = copy_corpus(base / "corpus", tldr_pages=290, book_chapters=10)
+    references = {
+        budgets: _clean_run(root, module_database(), base / f"clean-{budgets[0]}", budgets)
+        for budgets in (RECIPE_A, RECIPE_B)
+    }
+    for reference in references.values():
+        assert len(reference.rows) > 500
+        assert sum(1 for row in reference.rows if row[10] is not None) > 100  # parents
+    return Corpus(root, references)
+
+
+def _kill_at_random_moment(
+    process: Any, moment: float, reference: Reference, url: str, fingerprint: str
+) -> bool:
+    """SIGKILL the process at `moment` (seconds, on the clean run's timeline).
+    False if the run ended before the kill."""
+    if moment < reference.first_row:
+        time.sleep(moment)
+    else:
+        wait_until(
+            lambda: count_rows(url, SOURCE, fingerprint) > 0 or process.poll() is not None,
+            timeout=120,
+        )
+        time.sleep(moment - reference.first_row)
+    return kill(process) == -9
+
+
+def _moment(seed: int, stratum: int, strata: int, start: float, end: float) -> float:
+    fraction = (stratum + random.Random(seed).random()) / strata
+    return start + fraction * (end - start)
+
+
+def _assert_converged(url: str, reference: Reference) -> None:
+    assert table(url, SOURCE) == reference.rows
+    assert documents(url, SOURCE) == reference.documents
+    assert_invariants(url, SOURCE)
+
+
+def test_killed_ingest_converges_on_rerun(corpus: Corpus, new_database, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Ten seeds: a first ingest killed at a random moment, then run again to
+    completion, gives the clean run's table row for row; a further run is a
+    no-op (the engine state converged too)."""
+    reference = corpus.references[RECIPE_A]
+    recipe = recipe_of(RECIPE_A)
+    outcomes = []
+    killed = partial = 0
+    for seed in SEEDS:
+        url, data_dir = new_database(), tmp_path / f"data-{seed}"
+        moment = _moment(seed, seed, len(SEEDS), 0.0, reference.duration)
+        process = start_cli(
+            "ingest",
+            str(corpus.root),
+            "--source",
+            SOURCE,
+            *recipe_args(RECIPE_A),
+            "--database-url",
+            url,
+            "--data-dir",
+            str(data_dir),
+        )
+        was_killed = _kill_at_random_moment(process, moment, reference, url, recipe.fingerprint())
+        left = count_rows(url, SOURCE)
+        killed += was_killed
+        partial += was_killed and 0 < left < len(reference.rows)
+        outcomes.append(
+            f"seed {seed}: {'killed' if was_killed else 'ended'} at {moment:.2f} s "
+            f"of {reference.duration:.2f}, {left} of {len(reference.rows)} rows there"
+        )
+
+        report = flow.ingest(
+            corpus.root, source=SOURCE, recipe=recipe, database_url=url, data_dir=data_dir
+        )
+        assert report.ok, (outcomes[-1], report.failures)
+        _assert_converged(url, reference)
+        again = flow.ingest(
+            corpus.root, source=SOURCE, recipe=recipe, database_url=url, data_dir=data_dir
+        )
+        assert again.processed == 0 and again.rows_written == 0 and not again.healed, outcomes[-1]
+    print("\n" + "\n".join(outcomes))
+    assert killed >= 8, outcomes
+    assert partial >= 2, outcomes  # some kills hit the run while it was writing rows
+
+
+def _chain(
+    corpus: Corpus, url: str, data_dir: Path, seeds: range, command: Any, complete: Any
+) -> list[str]:
+    """Recipes alternate B, A, B, ...: each killed run has every document to redo."""
+    outcomes = []
+    killed = mixed = 0
+    for stratum, seed in enumerate(seeds):
+        budgets = RECIPE_B if seed % 2 == 0 else RECIPE_A
+        reference = corpus.references[budgets]
+        moment = _moment(seed, stratum, len(seeds), reference.first_row, reference.duration)
+        process = start_cli(*command(budgets), "--database-url", url, "--data-dir", str(data_dir))
+        was_killed = _kill_at_random_moment(
+            process, moment, reference, url, recipe_of(budgets).fingerprint()
+        )
+        recipes = query(
+            url,
+            "SELECT recipe, count(*) FROM content_chunks WHERE source = %s GROUP BY 1 ORDER BY 1",
+            [SOURCE],
+        )
+        killed += was_killed
+        mixed += was_killed and len(recipes) > 1
+        outcomes.append(
+            f"seed {seed} -> {budgets[0]}: {'killed' if was_killed else 'ended'} "
+            f"at {moment:.2f} s of {reference.duration:.2f}, rows by recipe {recipes}"
+        )
+        reports = complete(budgets)
+        assert all(report.ok for report in reports), outcomes[-1]
+        _assert_converged(url, reference)
+    print("\n" + "\n".join(outcomes))
+    assert killed >= len(seeds) - 1, outcomes
+    assert mixed >= 1, outcomes  # a kill left rows of two recipes behind
+    return outcomes
+
+
+def test_killed_recipe_change_converges(corpus: Corpus, new_database, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`ingest` with a changed recipe, killed at random moments (rows of two
+    recipes in the table), then completed: the new recipe's clean table."""
+    url, data_dir = new_database(), tmp_path / "data"
+    flow.ingest(
+        corpus.root, source=SOURCE, recipe=recipe_of(RECIPE_A), database_url=url, data_dir=data_dir
+    )
+    _assert_converged(url, corpus.references[RECIPE_A])
+
+    def command(budgets: tuple[str, ...]) -> list[str]:
+        return ["ingest", str(corpus.root), "--source", SOURCE, *recipe_args(budgets)]
+
+    def complete(budgets: tuple[str, ...]) -> list[flow.IngestReport]:
+        return [
+            flow.ingest(
+                corpus.root,
+                source=SOURCE,
+                recipe=recipe_of(budgets),
+                database_url=url,
+                data_dir=data_dir,
+            )
+        ]
+
+    _chain(corpus, url, data_dir, range(100, 104), command, complete)
+
+
+def test_killed_backfill_converges(corpus: Corpus, new_database, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`backfill` to another recipe killed at random moments, then completed
+    (with `backfill` again): the new recipe's clean table."""
+    url, data_dir = new_database(), tmp_path / "data"
+    flow.ingest(
+        corpus.root, source=SOURCE, recipe=recipe_of(RECIPE_A), database_url=url, data_dir=data_dir
+    )
+
+    def command(budgets: tuple[str, ...]) -> list[str]:
+        return ["backfill", "--source", SOURCE, *recipe_args(budgets)]
+
+    def complete(budgets: tuple[str, ...]) -> list[flow.IngestReport]:
+        size, minimum, overlap = (int(value) for value in budgets)
+        return flow.backfill(
+            source=SOURCE,
+            chunk_size=size,
+            min_chunk_size=minimum,
+            chunk_overlap=overlap,
+            database_url=url,
+            data_dir=data_dir,
+        )
+
+    _chain(corpus, url, data_dir, range(200, 204), command, complete)

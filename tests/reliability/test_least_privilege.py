@@ -1,0 +1,381 @@
+"""Issue #5, least privilege and safety.
+
+- A role with only DML rights (SELECT/INSERT/UPDATE/DELETE on content_chunks
+  and the bookkeeping tables, SELECT on yoyo's record of migrations; no
+  CREATE, no TEMP) ingests, re-runs, follows edits and backfills, once the
+  migrations ran as a stronger role.
+- Source names are data: hostile ones are stored verbatim and break nothing;
+  no SQL in flow/ is assembled from strings.
+- No network access at run time: a whole `mdchunks ingest` runs under a
+  seccomp filter that kills the process on any AF_INET/AF_INET6 socket.
+"""
+
+from __future__ import annotations
+
+import ast
+import signal
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+from reliability_support import (
+    ROOT,
+    assert_invariants,
+    cli_env,
+    copy_corpus,
+    documents,
+    one_line_error,
+    query,
+    run_cli,
+    table,
+    with_credentials,
+)
+
+import flow
+from flow import Recipe
+
+SOURCE = "docs"
+NO_NETWORK = [sys.executable, str(Path(__file__).with_name("no_network.py"))]
+
+# What `mdchunks ingest` and `backfill` need, table by table (README: Guarantees).
+INGEST_GRANTS = {
+    "content_chunks": "SELECT, INSERT, UPDATE, DELETE",
+    "mdchunks_documents": "SELECT, INSERT, UPDATE, DELETE",
+    "mdchunks_sources": "SELECT, INSERT, UPDATE",
+    "mdchunks_recipes": "SELECT, INSERT",
+    "_yoyo_migration": "SELECT",
+}
+
+
+def _dbname(url: str) -> str:
+    return psycopg.conninfo.conninfo_to_dict(url)["dbname"]  # type: ignore[return-value]
+
+
+@pytest.fixture
+def restricted(database_url: str) -> Iterator[str]:
+    """A login role with only the grants above, in a database whose public
+    rights (CONNECT, TEMP, CREATE on the schema) are revoked. Its URL."""
+    role, password = f"mdchunks_dml_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    flow.migrate_database(database_url=database_url)  # as the stronger role
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(password)
+            )
+        )
+        database = sql.Identifier(_dbname(database_url))
+        conn.execute(sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(database))
+        conn.execute(sql.SQL("REVOKE CREATE ON SCHEMA public FROM PUBLIC"))
+        conn.execute(
+            sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(database, sql.Identifier(role))
+        )
+        conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(sql.Identifier(role)))
+        for name, rights in INGEST_GRANTS.items():
+            conn.execute(
+                sql.SQL("GRANT {} ON TABLE {} TO {}").format(
+                    sql.SQL(rights), sql.Identifier(name), sql.Identifier(role)
+                )
+            )
+    try:
+        yield with_credentials(database_url, role, password)
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role]
+            )
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def test_a_role_with_only_dml_rights_ingests(
+    restricted: str,
+    new_database,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    root = copy_corpus(tmp_path / "docs", tldr_pages=60, book_chapters=3)
+    data_dir = tmp_path / "data"
+    args = ["--source", SOURCE, "--database-url", restricted, "--data-dir", str(data_dir)]
+
+    # It really is restricted: no table, no temporary table, no TRUNCATE.
+    with psycopg.connect(restricted, autocommit=True) as conn:
+        for statement in [
+            "CREATE TABLE mine (a int)",
+            "CREATE TEMP TABLE mine (a int)",
+            "TRUNCATE content_chunks",
+        ]:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+
+    first = run_cli("ingest", str(root), *args)
+    assert first.code == 0, first.text
+    again = run_cli("ingest", str(root), *args)
+    assert again.code == 0 and "0 processed" in again.out, again.text
+
+    (root / "pages" / sorted((root / "pages").iterdir())[0].name).write_text("# Edited\n\nNew.\n")
+    sorted((root / "pages").iterdir())[1].unlink()
+    edited = run_cli("ingest", str(root), *args)
+    assert edited.code == 0 and "1 processed" in edited.out and "1 removed" in edited.out
+    backfill = run_cli(
+        "backfill",
+        "--source",
+        SOURCE,
+        "--chunk-size",
+        "700",
+        "--database-url",
+        restricted,
+        "--data-dir",
+        str(data_dir),
+    )
+    assert backfill.code == 0, backfill.text
+    searched = run_cli(
+        "search",
+        "tar archive",
+        "--source",
+        SOURCE,
+        "--database-url",
+        restricted,
+        "--data-dir",
+        str(data_dir),
+    )
+    assert searched.code == 0, searched.text
+
+    # The rows are exactly those of a superuser's clean run of the same recipe.
+    reference = new_database()
+    flow.ingest(
+        root,
+        source=SOURCE,
+        recipe=Recipe().with_options(chunk_size=700),
+        database_url=reference,
+        data_dir=tmp_path / "reference",
+    )
+    assert table(restricted, SOURCE) == table(reference, SOURCE)
+    assert documents(restricted, SOURCE) == documents(reference, SOURCE)
+    assert_invariants(restricted, SOURCE)
+
+
+def test_without_migrations_the_dml_role_gets_a_clear_message(
+    new_database,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    url = new_database()
+    role, password = f"mdchunks_dml_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(password)
+            )
+        )
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+    try:
+        (tmp_path / "docs").mkdir()
+        (tmp_path / "docs" / "a.md").write_text("# A\n")
+        done = run_cli(
+            "ingest",
+            str(tmp_path / "docs"),
+            "--database-url",
+            with_credentials(url, role, password),
+            "--data-dir",
+            str(tmp_path / "d"),
+        )
+        assert done.code == 3, done.text
+        line = one_line_error(done)
+        assert line.startswith("error: migrations need the right to create tables"), line
+        assert password not in done.text
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role]
+            )
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+HOSTILE = [
+    "x'; DROP TABLE content_chunks; --",
+    '"; DELETE FROM mdchunks_sources; --',
+    "$$; DROP TABLE mdchunks_documents; $$",
+    "%(source)s %s {source} {}",
+    "../../../../tmp/escape",
+    "ünïcødé 名前 🚀 back\\slash 'q' \"dq\"",
+]
+
+
+def test_hostile_source_names_are_data_not_sql(database_url: str, tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\ntext\n")
+    data_dir = tmp_path / "data"
+    url_args = ["--database-url", database_url, "--data-dir", str(data_dir)]
+
+    # The classic through the whole CLI: ingest, status, search, backfill, drop.
+    name = HOSTILE[0]
+    assert run_cli("ingest", str(root), "--source", name, *url_args).code == 0
+    assert run_cli("status", *url_args).code == 0
+    assert run_cli("search", "text", "--source", name, *url_args).code == 0
+    assert run_cli("backfill", "--source", name, "--chunk-size", "900", *url_args).code == 0
+    for other in HOSTILE[1:]:
+        assert flow.ingest(root, source=other, database_url=database_url, data_dir=data_dir).ok
+
+    tables = {
+        row[0]
+        for row in query(
+            database_url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+        )
+    }
+    assert {"content_chunks", "mdchunks_documents", "mdchunks_sources"} <= tables
+    sources = {row[0] for row in query(database_url, "SELECT DISTINCT source FROM content_chunks")}
+    assert sources == set(HOSTILE)
+    assert {row[0] for row in query(database_url, "SELECT source FROM mdchunks_sources")} == set(
+        HOSTILE
+    )
+    state = (data_dir / "state").resolve()
+    assert all(path.resolve().parent == state for path in state.iterdir())
+    assert not Path("/tmp/escape").exists()
+
+    dropped = run_cli("drop", "--source", name, "--yes", *url_args)
+    assert dropped.code == 0, dropped.text
+    left = {row[0] for row in query(database_url, "SELECT DISTINCT source FROM content_chunks")}
+    assert left == set(HOSTILE[1:])
+
+
+@pytest.mark.parametrize("name", ["", "   ", "a\x00b", "line\nbreak", "x" * 201])
+def test_invalid_source_names_are_refused(name: str, tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    with pytest.raises(flow.MdchunksError) as refused:
+        flow.ingest(tmp_path / "docs", source=name, database_url="postgresql://u@h/db")
+    assert refused.value.exit_code == 2
+
+
+def _execute_calls(tree: ast.AST) -> Iterator[ast.Call]:
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in {"execute", "executemany"}
+            and node.args
+        ):
+            yield node
+
+
+def _string_constants(tree: ast.Module) -> set[str]:
+    """Module-level names bound once to a string literal (`TABLE = "x"`)."""
+    bound: dict[str, int] = {}
+    literal: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                bound[target.id] = bound.get(target.id, 0) + 1
+                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                    literal.add(target.id)
+    return {name for name in literal if bound[name] == 1 and name.isupper()}
+
+
+def _assembled(statement: ast.expr, constants: set[str]) -> bool:
+    """Is this SQL text built from something other than literals and constants?"""
+    if isinstance(statement, ast.JoinedStr):
+        return not all(
+            isinstance(part, ast.Constant)
+            or (
+                isinstance(part, ast.FormattedValue)
+                and isinstance(part.value, ast.Name)
+                and part.value.id in constants
+            )
+            for part in statement.values
+        )
+    if isinstance(statement, ast.BinOp):
+        return True
+    if (
+        isinstance(statement, ast.Call)
+        and isinstance(statement.func, ast.Attribute)
+        and statement.func.attr == "format"  # str.format, unless on psycopg's sql.SQL
+    ):
+        receiver = statement.func.value
+        return not (isinstance(receiver, ast.Call) and getattr(receiver.func, "attr", "") == "SQL")
+    return False
+
+
+def test_no_sql_in_flow_is_assembled_from_strings() -> None:
+    """Every statement flow/ executes is a literal, a named query from
+    queries.sql, a module constant, an f-string over module-level string
+    constants (a table name), or psycopg.sql composition: never text built
+    from a value (`%`, `+`, `.format`, an f-string over a variable). Values
+    (source names, paths, options) always travel as parameters."""
+    offenders = []
+    calls = 0
+    for path in sorted((ROOT / "flow").glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        constants = _string_constants(tree)
+        for call in _execute_calls(tree):
+            calls += 1
+            if _assembled(call.args[0], constants):
+                offenders.append(f"{path.name}:{call.lineno}")
+    assert calls > 20
+    assert offenders == []
+    # The check itself catches what it should (and lets constants through).
+    probe = ast.parse(
+        'TABLE = "t"\n'
+        "conn.execute(f\"DELETE FROM x WHERE s = '{source}'\")\n"
+        'conn.execute("SELECT " + column)\n'
+        'conn.execute("SELECT %s" % value)\n'
+        'conn.execute("SELECT {}".format(value))\n'
+        'conn.execute(f"DELETE FROM {TABLE} WHERE s = %s", [source])\n'
+        'conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))\n'
+    )
+    verdicts = [_assembled(c.args[0], _string_constants(probe)) for c in _execute_calls(probe)]
+    assert verdicts == [True, True, True, True, False, False]
+    queries = (ROOT / "flow" / "queries.sql").read_text()
+    assert "{" not in queries.replace("'{}'", "")  # no format fields in the named queries
+
+
+def test_no_network_access_at_run_time(embedded, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`mdchunks ingest` (migrations included) and `search`, run under the
+    no-network filter against the embedded server's unix socket, with the
+    telemetry variable unset and then set to 0: they exit 0, so nothing in
+    the process opened an internet socket (no telemetry, no DNS lookup).
+
+    Controls show the filter is not vacuous: a plain TCP connect is killed,
+    and so is a bare cocoindex app without the variable (its telemetry)."""
+    killed = -signal.SIGSYS
+    probe = [sys.executable, "-c", "import socket; socket.create_connection(('192.0.2.1', 9), 1)"]
+    assert _guarded(probe, cli_env()).returncode == killed
+
+    bare_app = (
+        "import asyncio, tempfile, pathlib, cocoindex as coco\n"
+        "@coco.fn\nasync def main() -> None: pass\n"
+        "env = coco.Environment(coco.Settings(db_path=pathlib.Path(tempfile.mkdtemp())))\n"
+        "asyncio.run(coco.App(coco.AppConfig(name='bare', environment=env), main).update())\n"
+        "import time; time.sleep(3)\n"
+    )
+    environment = cli_env()
+    del environment["COCOINDEX_DISABLE_USAGE_TRACKING"]
+    assert _guarded([sys.executable, "-c", bare_app], environment).returncode == killed
+
+    root = copy_corpus(tmp_path / "docs", tldr_pages=30)
+    for setting in (None, "0"):
+        url = embedded.create_database()
+        env = cli_env()
+        del env["COCOINDEX_DISABLE_USAGE_TRACKING"]
+        if setting is not None:
+            env["COCOINDEX_DISABLE_USAGE_TRACKING"] = setting
+        args = ["--database-url", url, "--data-dir", str(tmp_path / "data")]
+        done = _guarded([*MDCHUNKS_CMD, "ingest", str(root), "--source", SOURCE, *args], env)
+        assert done.returncode == 0, (setting, done.returncode, done.stdout + done.stderr)
+        found = _guarded([*MDCHUNKS_CMD, "search", "archive", *args], env)
+        assert found.returncode == 0, found.stdout + found.stderr
+        assert len(table(url, SOURCE)) >= 30
+
+
+MDCHUNKS_CMD = [sys.executable, "-c", "from flow.cli import main; main()"]
+
+
+def _guarded(command: list[str], env: dict[str, str]):  # type: ignore[no-untyped-def]
+    import subprocess
+
+    return subprocess.run(
+        [*NO_NETWORK, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )

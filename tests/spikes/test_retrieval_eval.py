@@ -1,0 +1,183 @@
+"""`python -m spikes.retrieval_eval` end to end on four small rust-book chapters.
+
+The run is real: a throwaway embedded PostgreSQL, the flow's ingest per
+chunker, the bundled model. It is kept small (4 chapters, 7 golden queries,
+about 20 chunks per chunker); the full table over the whole book is a script
+(spikes/results/retrieval-rust-book.txt says how it was made).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spikes import retrieval_eval
+from spikes.corpus import read_corpus
+from spikes.golden import load_golden, verify
+from spikes.recall import recall_at_k
+
+ROOT = Path(__file__).resolve().parents[2]
+RUST_BOOK = (ROOT / ".." / "shared" / "corpora" / "rust-book").resolve()
+GOLDEN = ROOT / "spikes" / "golden" / "rust-book.jsonl"
+CHAPTERS = (
+    "ch11-02-running-tests.md",
+    "ch15-03-drop.md",
+    "ch15-04-rc.md",
+    "ch16-04-extensible-concurrency-sync-and-send.md",
+)
+
+
+@pytest.fixture(scope="module")
+def small_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Four chapters and the golden lines whose facts lie in them (verified)."""
+    folder = tmp_path_factory.mktemp("small-book")
+    corpus = folder / "corpus"
+    corpus.mkdir()
+    for name in CHAPTERS:
+        shutil.copyfile(RUST_BOOK / name, corpus / name)
+    lines = [
+        line
+        for line in GOLDEN.read_text(encoding="utf-8").splitlines()
+        if line.strip() and json.loads(line)["file"] in CHAPTERS
+    ]
+    golden = folder / "golden.jsonl"
+    golden.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert len(lines) == 7
+    assert verify(load_golden(golden), read_corpus(corpus)) == ()
+    return corpus, golden
+
+
+@pytest.fixture(scope="module")
+def result(
+    small_book: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    corpus, golden = small_book
+    out = tmp_path_factory.mktemp("eval") / "out.json"
+    code = retrieval_eval.main(
+        ["--corpus", str(corpus), "--golden", str(golden), "--json", str(out), "--provenance"]
+    )
+    assert code == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_every_chunker_over_and_method_has_a_row(result: dict[str, Any]) -> None:
+    rows = result["rows"]
+    expected = {
+        (chunker, over, method, match)
+        for chunker in retrieval_eval.CHUNKERS
+        for over in ("text", "embed_text", "product")
+        for method, match in (
+            ("bm25", "all"),
+            ("bm25", "any"),
+            ("semantic", None),
+            ("hybrid", "all"),
+            ("hybrid", "any"),
+        )
+    }
+    assert {(r["chunker"], r["over"], r["method"], r["match"]) for r in rows} == expected
+    assert len(rows) == len(expected) == 60
+    for row in rows:
+        assert set(row["recall"]) == {"1", "5", "10"}
+        assert row["chunks"] > 0 and row["ingest_seconds"] > 0
+        values = [row["recall"][k] for k in ("1", "5", "10")]
+        assert values == sorted(values) and all(0 <= v <= 1 for v in values)
+    assert result["provenance"].startswith("# ")
+    assert "command: python -m spikes.retrieval_eval --corpus" in result["provenance"]
+
+
+def test_recall_is_what_the_per_query_ranks_say(result: dict[str, Any]) -> None:
+    queries = result["queries"]
+    assert [q["id"] for q in queries] and all(q["fact"] for q in queries)
+    for row in result["rows"]:
+        ranks = [q["ranks"][row["label"]] for q in queries]
+        assert all(rank is None or 1 <= rank <= 10 for rank in ranks)
+        for k in (1, 5, 10):
+            assert row["recall"][str(k)] == recall_at_k(ranks, k)
+
+
+def test_the_methods_behave_as_documented(result: dict[str, Any]) -> None:
+    by = {(r["chunker"], r["over"], r["method"], r["match"]): r for r in result["rows"]}
+    ranks = {q["id"]: q["ranks"] for q in result["queries"]}
+    for chunker in retrieval_eval.CHUNKERS:
+        # The product stores and searches vectors of embed_text: the pgvector
+        # ranking and the in-memory one agree on every query.
+        for query_ranks in ranks.values():
+            assert (
+                query_ranks[f"{chunker}/product/semantic"]
+                == query_ranks[f"{chunker}/embed_text/semantic"]
+            )
+        # Natural-language questions: "every word must occur" finds little,
+        # "any word" finds most facts within 10.
+        for over in ("text", "embed_text", "product"):
+            assert by[chunker, over, "bm25", "any"]["recall"]["10"] >= 0.5
+            assert (
+                by[chunker, over, "bm25", "all"]["recall"]["10"]
+                <= by[chunker, over, "bm25", "any"]["recall"]["10"]
+            )
+        assert by[chunker, "text", "semantic", None]["recall"]["10"] >= 0.5
+
+
+def test_the_table_has_the_issue_columns_and_a_line_per_row(result: dict[str, Any]) -> None:
+    rows = [
+        retrieval_eval.ResultRow(
+            r["chunker"],
+            r["over"],
+            r["method"],
+            r["match"],
+            r["chunks"],
+            r["ingest_seconds"],
+            {int(k): v for k, v in r["recall"].items()},
+        )
+        for r in result["rows"]
+    ]
+    lines = retrieval_eval.format_table(rows, (1, 5, 10)).splitlines()
+    header = [cell.strip() for cell in lines[0].split("|")[1:-1]]
+    assert header == [
+        "chunker",
+        "over",
+        "chunks",
+        "ingest s",
+        "method",
+        "recall@1",
+        "recall@5",
+        "recall@10",
+    ]
+    assert len(lines) == 2 + len(rows)
+    assert any(line.split("|")[5].strip() == "hybrid any" for line in lines[2:])
+
+
+def test_an_invalid_golden_set_is_refused_with_every_problem(
+    small_book: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus, golden = small_book
+    lines = golden.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["fact"] = "this sentence is in none of the four chapters at all"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+
+    assert retrieval_eval.main(["--corpus", str(corpus), "--golden", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "does not hold for corpus" in err and f"({first['id']})" in err
+    assert "fact is not in" in err
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "x"}\nnot json\n', encoding="utf-8")
+    assert retrieval_eval.main(["--corpus", str(corpus), "--golden", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert "line 1: missing" in err and "line 2: not JSON" in err
+
+
+def test_unknown_names_are_refused(
+    small_book: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus, golden = small_book
+    base = ["--corpus", str(corpus), "--golden", str(golden)]
+    assert retrieval_eval.main([*base, "--chunkers", "markdown,paragraphs"]) == 2
+    assert "--chunkers: unknown 'paragraphs'" in capsys.readouterr().err
+    assert retrieval_eval.main([*base, "--k", "0,5"]) == 2
+    assert "--k: integers of at least 1" in capsys.readouterr().err
