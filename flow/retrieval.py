@@ -39,7 +39,7 @@ from flow.fusion import rrf_scores
 METHODS = ("bm25", "semantic", "hybrid")
 MATCHES = ("all", "any")
 DEFAULT_METHOD = "bm25"
-DEFAULT_MATCH = "all"
+DEFAULT_MATCH = "any"
 HYBRID_DEPTH = 50  # candidates taken from each ranking before fusion
 
 # The query side, by match rule (psycopg placeholder %(query)s).

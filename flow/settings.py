@@ -58,9 +58,10 @@ EXCLUDED_DIRS = ("node_modules",)
 
 # Documents larger than this are skipped (with their size in the message), so
 # one huge file cannot exhaust the memory of a run. Measured on 2 cores, one
-# 20 MB markdown document (the rust-book, concatenated): the per-document step
-# takes about 30 s (markdown split about 12 s, tree-sitter parse about 9 s) at
-# a peak of about 2.1 GB; a 50 MB one peaks above 3 GB in the split alone.
+# 20 MB markdown document (the rust-book, concatenated): `mdchunks ingest`
+# takes about 25 s (markdown split about 12 s, tree-sitter parse about 9 s) and
+# peaks at about 1.5 GB of memory (2 GB for the chunking alone in a process
+# that keeps the rows); a 50 MB one peaks above 3 GB in the split alone.
 # 24 MiB admits a 20 MB document and keeps the worst case near 2.5 GB.
 DEFAULT_MAX_DOC_BYTES = 24 * 1024 * 1024
 

@@ -169,7 +169,7 @@ def _failures_listed(done: Done) -> dict[str, str]:
     for line in lines[header + 1 :]:
         assert line.startswith("  "), done.err
         rel, _, cause = line.strip().partition(": ")
-        # A path may hold ": " itself; the causes never start with a space.
+        # A path may hold ": " itself: the expected paths are matched whole.
         for known in [*BAD_BEFORE, *BAD_AFTER_WALK]:
             if line.strip().startswith(known + ": "):
                 rel, cause = known, line.strip()[len(known) + 2 :]
