@@ -12,9 +12,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from heading_index.index import _encode  # one place decides how text meets the parser
 from heading_index.offsets import code_point_offsets
-from heading_index.parse import _parser, line_end, line_start
+from heading_index.parse import encode, line_end, line_start, parse
 
 _METADATA = frozenset({"minus_metadata", "plus_metadata"})
 _FRONT_MATTER_FENCES = ("---", "+++")
@@ -41,8 +40,8 @@ def front_matter_end(text: str, limit: int) -> int:
     """
     if not text.startswith(_FRONT_MATTER_FENCES):
         return 0
-    source = _encode(text[:limit])
-    first = _parser().parse(source).root_node.child(0)
+    source = encode(text[:limit])
+    first = parse(source).root_node.child(0)
     if first is None or first.type not in _METADATA:
         return 0
     return _to_code_points(source, [first.end_byte])[0]
@@ -50,10 +49,10 @@ def front_matter_end(text: str, limit: int) -> int:
 
 def pipe_tables(text: str, start: int, end: int) -> list[PipeTable]:
     """Top-level pipe tables of `text[start:end]`, which must start at a line start."""
-    source = _encode(text[start:end])
+    source = encode(text[start:end])
     byte_tables = [
         table
-        for node in _top_level_tables(_parser().parse(source).root_node)
+        for node in _top_level_tables(parse(source).root_node)
         if (table := _byte_table(source, node)) is not None
     ]
     byte_offsets = sorted(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,12 +17,11 @@ from heading_index.offsets import code_point_offsets
 from heading_index.parse import (
     RawHeading,
     definition_sites,
+    encode,
     heading_prefix_length,
     parse,
     structural_headings,
 )
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,25 +34,11 @@ class _Located:
     content: str
 
 
-def _encode(text: str) -> bytes:
-    """UTF-8 for the parser, one code point -> one code point, offsets preserved.
-
-    NUL (as CommonMark prescribes) and lone surrogates (which have no UTF-8
-    form) become U+FFFD, which is no markdown syntax; the code-point count is
-    unchanged, so the byte -> code-point mapping stays exact for `text`.
-    """
-    text = text.replace("\0", "\ufffd")
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
-
-
 def build_index(text: str) -> HeadingIndex:
     """All structural headings of a markdown document, offsets in code points."""
     if not text:
         return HeadingIndex(headings=(), length=0)
-    source = _encode(text)
+    source = encode(text)
     prefix_length = heading_prefix_length(source)
     if prefix_length == 0:
         return HeadingIndex(headings=(), length=len(text))

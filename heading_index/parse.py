@@ -13,6 +13,7 @@ import tree_sitter_markdown
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 _PARSER: Parser | None = None
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _DEFINITION_QUERY: Query | None = None
 
 # Node types that may enclose a structural heading: anything else (block
@@ -55,6 +56,20 @@ class DefinitionSites:
 
     labels: list[tuple[int, int]]  # `[label]` of each definition the parser found
     paragraphs: list[tuple[int, int]]  # paragraphs starting with `[` (it misses some)
+
+
+def encode(text: str) -> bytes:
+    """UTF-8 for the parser, one code point -> one code point, offsets preserved.
+
+    NUL (as CommonMark prescribes) and lone surrogates (which have no UTF-8
+    form) become U+FFFD, which is no markdown syntax; the code-point count is
+    unchanged, so the byte -> code-point mapping stays exact for `text`.
+    """
+    text = text.replace("\0", "\ufffd")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def _parser() -> Parser:
