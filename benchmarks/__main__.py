@@ -92,6 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     env["versions"]["postgresql"] = postgres_version or "not started"
     seconds = time.perf_counter() - started
     text = report.header_text(env, plan.name, seconds) + "\n" + report.table(figures)
+    for failure in ctx.raw.get("failures", []):
+        text += f"\nfailed documents ({failure['app']}, {failure['corpus']}): {failure['failures']}"
     print(text)
     if not args.no_save:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -79,6 +79,7 @@ def job_ours(spec: dict[str, Any]) -> dict[str, Any]:
         "processed": report.processed,
         "unchanged": report.unchanged,
         "failed": report.failed,
+        "failures": [[failure.rel_path, failure.cause] for failure in report.failures],
         "rows_written": report.rows_written,
         "rows_total": report.rows_total,
         "bytes_processed": report.bytes_processed,

@@ -205,6 +205,16 @@ class DocumentFile(localfs.File):
         found = await super()._compute_content_fingerprint()
         return _UNREADABLE if self.failure else found
 
+    def forget_content(self) -> None:
+        """Drop the content cocoindex's `FileLike` caches after a full read.
+
+        The run keeps every listed file object until it ends, so without this
+        it would hold every document's bytes at once: memory growing with the
+        corpus (300 MB more than the bare app at 50,000 files). A later read,
+        if any, reads the file again.
+        """
+        self._cached_content = None
+
     # The annotation is what cocoindex deserializes the stored state with.
     async def __coco_memo_state__(
         self, prev_state: tuple[datetime, bytes] | coco.NonExistenceType
@@ -232,7 +242,13 @@ class DocumentFile(localfs.File):
             if found.st_size > self._max_bytes:
                 raise DocumentTooLarge(_too_large(found.st_size, self._max_bytes))
             limit = self._max_bytes + 1 if size < 0 else min(size, self._max_bytes + 1)
-            data = handle.read(limit)
+            # Asking for the size found plus one byte (which tells a file that
+            # grew since) rather than for the limit: read(limit) allocates the
+            # limit (16 MiB and more) for every file and leaves each result in
+            # a page-sized mapping of its own.
+            data = handle.read(min(found.st_size + 1, limit))
+            if len(data) > found.st_size and len(data) < limit:
+                data += handle.read(limit - len(data))
         if len(data) > self._max_bytes:
             raise DocumentTooLarge(
                 f"too large: it grew past the limit of {self._max_bytes:,} bytes "
@@ -459,6 +475,8 @@ async def process_document(
             breadcrumb_truncations=chunked.breadcrumb_truncations,
         )
     )
+    if isinstance(file, DocumentFile):
+        file.forget_content()
 
 
 # -- app ------------------------------------------------------------------------------------

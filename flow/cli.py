@@ -432,9 +432,10 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     type=click.Choice(retrieval.MATCHES),
     default=retrieval.DEFAULT_MATCH,
     show_default=True,
-    help="Full-text side (bm25, hybrid): `all`, every query word must occur (web-search "
-    'syntax: "exact phrase", -exclude, or); `any`, chunks with any of the words, those '
-    "with more of them, closer together, first.",
+    help="Full-text side (bm25, hybrid): `any`, chunks with any of the query's words, those "
+    "with more of them, closer together, first; `all`, every word must occur, with web-search "
+    'syntax ("exact phrase", -exclude, or). `any` is the default: on the rust-book golden '
+    "set of questions it finds the answer within 10 hits 7x as often (README).",
 )
 @database_options
 def search(

@@ -13,7 +13,11 @@ Modules, one job each:
 - `spikes.heading_eval`: the command `python -m spikes.heading_eval`;
 - `spikes.memo_probe`: the command `python -m spikes.memo_probe`;
 - `spikes.recall`: retrieval recall, pure: the hit rule, recall@k, first-hit
-  ranks, reciprocal-rank fusion (issue #8);
+  ranks, reciprocal-rank fusion (issue #8; the fusion itself is
+  `flow.fusion`, which the product's hybrid search uses);
+- `spikes.retrieval_eval`: the command `python -m spikes.retrieval_eval`:
+  recall@k per chunker x text x method over a golden set, with rows ingested
+  by the flow into a throwaway embedded PostgreSQL;
 - `spikes.golden`: golden sets of queries (JSON Lines; the rust-book one is
   `spikes/golden/rust-book.jsonl`) and their verifier,
   `python -m spikes.golden --corpus PATH --golden FILE`.

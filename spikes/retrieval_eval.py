@@ -122,6 +122,19 @@ DEFAULT_OVERS = ("text", "embed_text", "product")
 EMBEDDED_DATABASE = "retrieval_eval"
 
 
+LEGEND = f"""\
+over: text = the chunk's stored text; embed_text = its breadcrumb, then its text;
+  product = exactly what `mdchunks search` runs: full-text over the search_vector
+  column (heading path weighted A + text weighted B), vectors of embed_text stored
+  in pgvector by `ingest --embed`.
+bm25 = PostgreSQL full-text search, English stemming, ranked by ts_rank_cd (not
+  true BM25); all = every query word must occur (websearch_to_tsquery), any = any
+  word (its lexemes ORed). semantic = {embedding.MODEL_NAME}, cosine similarity.
+  hybrid = reciprocal-rank fusion (k=60) of the first {retrieval.HYBRID_DEPTH} of bm25 and semantic.
+hit = a top-k chunk's stored text holds the fact (whitespace collapsed).
+"""
+
+
 class EvalUsageError(Exception):
     """Bad options or an invalid golden set: the message says which (exit status 2)."""
 
@@ -611,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2 if isinstance(exc, EvalUsageError) else getattr(exc, "exit_code", 1)
     header = provenance(options, evaluation, argv) if with_provenance else None
     table = format_table(evaluation.rows, options.ks)
-    sys.stdout.write((header + "\n\n" if header else "") + table)
+    sys.stdout.write((header + "\n\n" if header else "") + table + "\n" + LEGEND)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(evaluation.to_json(header), encoding="utf-8")

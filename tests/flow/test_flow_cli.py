@@ -29,7 +29,8 @@ def test_every_command_explains_itself(command: str, capsys: pytest.CaptureFixtu
 def test_search_finds_a_known_phrase_with_its_breadcrumb(run_cli: RunCli, docs: Path) -> None:
     assert run_cli("ingest", str(docs), "--source", "docs").code == 0
 
-    result = run_cli("search", '"aim of lifetimes"', "-k", "3")
+    # Web-search syntax (a quoted phrase) is what `--match all` reads.
+    result = run_cli("search", '"aim of lifetimes"', "-k", "3", "--match", "all")
 
     assert result.code == 0, result.err
     location, breadcrumb, snippet = result.out.splitlines()[:3]

@@ -244,15 +244,17 @@ def test_embed_off_deletes_the_vectors_and_backfill_embed_restores_them_without_
     assert (kept.embed_model, kept.vectors_deleted) == (embedding.MODEL_NAME, 0)
 
 
-def test_match_any_finds_what_match_all_cannot(
+def test_match_any_the_default_finds_what_match_all_cannot(
     run_cli: RunCli, database_url: str, data_dir: Path, sample: Path
 ) -> None:
     assert run_cli("ingest", str(sample), "--source", "sample").code == 0
     question = "what does a heap allocation cost compared with a stack push"
 
-    assert flow.search(question, database_url=database_url, data_dir=data_dir) == []
-    hits = flow.search(question, match="any", database_url=database_url, data_dir=data_dir)
+    every_word = flow.search(question, match="all", database_url=database_url, data_dir=data_dir)
+    assert every_word == []
+    hits = flow.search(question, database_url=database_url, data_dir=data_dir)  # any: the default
     assert hits and hits[0].rel_path == "ch04-01-what-is-ownership.md"
+    assert hits == flow.search(question, match="any", database_url=database_url, data_dir=data_dir)
     # Ranked by ts_rank_cd: chunks with more of the words, closer together, first.
     assert [h.rank for h in hits] == sorted((h.rank for h in hits), reverse=True)
     # Only stop words: no lexeme, no match, no error.
