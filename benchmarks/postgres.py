@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from psycopg import sql
 from flow import database
 
 _XID_MODULUS = 2**32
+BARE_COLUMNS = ("id", "source", "rel_path", "position", "char_start", "char_end", "text", "recipe")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,3 +99,40 @@ def row_count(url: str, table: str) -> int:
             sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))
         ).fetchone()
     return int(row[0]) if row else 0
+
+
+def write_cost(url: str) -> tuple[float, float]:
+    """Seconds PostgreSQL takes to insert the rows of `content_chunks` again:
+    every column into a copy of the table (its indexes, checks and generated
+    full-text search column included), and only the bare app's columns into a
+    table with just a primary key. What the server itself pays for our rows
+    versus the bare app's, same rows."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        columns = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'content_chunks' AND is_generated = 'NEVER' "
+                "ORDER BY ordinal_position"
+            )
+        ]
+        ours = sql.SQL(", ").join(map(sql.Identifier, columns))
+        bare = sql.SQL(", ").join(map(sql.Identifier, BARE_COLUMNS))
+        conn.execute("CREATE TEMP TABLE bench_copy_ours (LIKE content_chunks INCLUDING ALL)")
+        conn.execute(
+            sql.SQL(
+                "CREATE TEMP TABLE bench_copy_bare AS SELECT {} FROM content_chunks LIMIT 0"
+            ).format(bare)
+        )
+        conn.execute("ALTER TABLE bench_copy_bare ADD PRIMARY KEY (id)")
+        timings = []
+        for target, listed in (("bench_copy_ours", ours), ("bench_copy_bare", bare)):
+            started = time.perf_counter()
+            conn.execute(
+                sql.SQL("INSERT INTO {} ({}) SELECT {} FROM content_chunks").format(
+                    sql.Identifier(target), listed, listed
+                )
+            )
+            timings.append(time.perf_counter() - started)
+        conn.execute("DROP TABLE bench_copy_ours, bench_copy_bare")
+    return timings[0], timings[1]

@@ -11,6 +11,7 @@ from typing import Any
 from benchmarks import corpora
 from benchmarks.context import APPS, Context, Pair, log, median
 from benchmarks.jobs import run_job
+from benchmarks.postgres import write_cost
 from benchmarks.report import Figure
 
 # -- 1. heading index vs the splitter ---------------------------------------------------
@@ -96,6 +97,23 @@ def _ingest_figures(ctx: Context, key: str, pair: Pair) -> list[Figure]:
     ]
 
 
+def _write_cost_figure(ctx: Context, pair: Pair) -> Figure:
+    """What PostgreSQL alone pays to write our rows vs the bare app's, same rows."""
+    samples = [write_cost(pair.urls["ours"]) for _ in range(ctx.plan.trials)]
+    ctx.raw["write_cost"] = samples
+    ours, bare = median([s[0] for s in samples]), median([s[1] for s in samples])
+    return Figure(
+        stage="2 ingest",
+        case=pair.corpus.label(),
+        measure=f"s PostgreSQL takes to insert the rows, median of {len(samples)}",
+        ours=ours,
+        baseline=bare,
+        baseline_name="bare columns",
+        ratio=ours / bare,
+        note="INSERT ... SELECT: ours with search vector, GIN and checks; bare: 8 columns, pk",
+    )
+
+
 def stage_ingest(ctx: Context) -> list[Figure]:
     figures: list[Figure] = []
     for key in ("rust-book", "tldr", "generated"):
@@ -103,6 +121,7 @@ def stage_ingest(ctx: Context) -> list[Figure]:
         pair = ctx.pair(key, trials)
         figures += _ingest_figures(ctx, key, pair)
         if key == "rust-book":
+            figures.append(_write_cost_figure(ctx, pair))
             pair.drop()
     return figures
 

@@ -511,8 +511,10 @@ async def app_main(source: str, recipe: Recipe, live: bool) -> None:
         ).items()
     else:
         # The walk already happened (flow/listing.py): same filter, plus the
-        # failures it reports; the stat it took saves one per file here.
-        items = [
+        # failures it reports; the stat it took saves one per file here. A
+        # generator, not a list: each file object lives only as long as the
+        # engine needs it, not until the run ends (memory per document).
+        items = (
             (
                 entry.rel_path,
                 DocumentFile(
@@ -522,7 +524,7 @@ async def app_main(source: str, recipe: Recipe, live: bool) -> None:
                 ),
             )
             for entry in run.listing.entries
-        ]
+        )
     async with coco.exception_handler(record_failure):
         await coco.mount_each(process_document, items, source, recipe, chunks, documents)  # type: ignore[arg-type]
 
