@@ -188,7 +188,10 @@ def _chain(
     for stratum, seed in enumerate(seeds):
         budgets = RECIPE_B if seed % 2 == 0 else RECIPE_A
         reference = corpus.references[budgets]
-        moment = _moment(seed, stratum, len(seeds), reference.first_row, reference.duration)
+        # Within the first 80% of the writing phase: the clean run's tail is
+        # reconciliation and the summary, where a kill often comes too late.
+        writing_end = reference.first_row + 0.8 * (reference.duration - reference.first_row)
+        moment = _moment(seed, stratum, len(seeds), reference.first_row, writing_end)
         process = start_cli(*command(budgets), "--database-url", url, "--data-dir", str(data_dir))
         was_killed = _kill_at_random_moment(
             process, moment, reference, url, recipe_of(budgets).fingerprint()
@@ -209,7 +212,7 @@ def _chain(
         assert all(report.ok for report in reports), outcomes[-1]
         _assert_converged(url, reference)
     print("\n" + "\n".join(outcomes))
-    assert killed >= len(seeds) - 1, outcomes
+    assert killed >= len(seeds) - 2, outcomes  # a fast run may still end first
     # Every kill came after the new recipe's rows had begun to be written
     # (often with rows of both recipes in the table, as printed).
     assert with_new_rows == killed, outcomes
