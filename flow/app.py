@@ -46,7 +46,7 @@ from cocoindex.resources.file import FileLike
 from flow.database import redact, scrub
 from flow.errors import DatabaseUnavailable
 from flow.ledger import Processed, RunLedger
-from flow.listing import matcher
+from flow.listing import FileStat, matcher
 from flow.offload import run_off_loop
 from flow.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, ChunkRow, DocumentRow, chunk_id
 from flow.settings import Recipe
@@ -189,7 +189,7 @@ class DocumentFile(localfs.File):
     never trusted again: the next run reads the file anew whatever its mtime.
     """
 
-    def __init__(self, file_path: localfs.FilePath, *, stat: os.stat_result, max_bytes: int):
+    def __init__(self, file_path: localfs.FilePath, *, stat: FileStat, max_bytes: int):
         super().__init__(file_path, _stat=stat)
         self._max_bytes = max_bytes
         self.failure: str | None = None

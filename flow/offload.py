@@ -7,7 +7,8 @@ splitter (Rust) releases the GIL while it splits; the tree-sitter parse does
 not (py-tree-sitter 0.25-0.26 parses with the GIL held). In a worker thread,
 one document's split overlaps the event loop's engine work and another
 document's parse: measured on 2 cores, the rust-book ingests about 1.3x
-faster (benchmarks stage 2); engine-bound corpora of small files gain little.
+faster (benchmarks stage 2). Pages under 8 KiB (tldr's) are chunked inline:
+handing them to a thread costs about what chunking them does.
 
 How much is chunked at once is bounded twice: by a pool of one thread per core,
 and by the bytes in flight, because each parse (the splitter's and the heading
@@ -31,6 +32,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 MAX_BYTES_IN_FLIGHT = 4 * 1024 * 1024
+INLINE_BELOW_BYTES = 8 * 1024
 THREADS = max(2, os.cpu_count() or 2)
 
 
@@ -73,7 +75,11 @@ def _held(size: int, work: Callable[[], T]) -> T:
 
 async def run_off_loop(size: int, work: Callable[[], T]) -> T:
     """`work()` on the chunking pool, in the caller's context (cocoindex's
-    component context included), once `size` bytes fit the budget."""
+    component context included), once `size` bytes fit the budget. Below
+    `INLINE_BELOW_BYTES`, inline: chunking a page that small takes about as
+    long as handing it to a thread and back."""
+    if size < INLINE_BELOW_BYTES:
+        return work()
     context = contextvars.copy_context()
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(_POOL, functools.partial(context.run, _held, size, work))

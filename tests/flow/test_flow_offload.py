@@ -7,7 +7,7 @@ import contextvars
 import threading
 import time
 
-from flow.offload import ByteBudget, run_off_loop
+from flow.offload import INLINE_BELOW_BYTES, ByteBudget, run_off_loop
 
 
 def _peak_concurrency(budget: ByteBudget, sizes: list[int]) -> tuple[int, list[int]]:
@@ -53,8 +53,17 @@ def test_work_runs_in_the_callers_context_and_returns_its_value() -> None:
 
     async def main() -> tuple[str, str]:
         marker.set("component")
-        return await run_off_loop(3, lambda: (marker.get(), threading.current_thread().name))
+        return await run_off_loop(
+            INLINE_BELOW_BYTES, lambda: (marker.get(), threading.current_thread().name)
+        )
 
     seen, thread_name = asyncio.run(main())
     assert seen == "component"
     assert thread_name.startswith("mdchunks-chunk")
+
+
+def test_small_work_runs_inline() -> None:
+    async def main() -> str:
+        return await run_off_loop(INLINE_BELOW_BYTES - 1, lambda: threading.current_thread().name)
+
+    assert asyncio.run(main()) == threading.main_thread().name
