@@ -59,7 +59,7 @@ from flow import (
     retrieval,
 )
 from flow.errors import MdchunksError, UsageError
-from flow.ledger import RunLedger
+from flow.ledger import Processed, RunLedger
 from flow.queries import QUERIES
 from flow.settings import DEFAULT_MAX_DOC_BYTES, Recipe
 
@@ -157,6 +157,7 @@ def ingest(
         )
         state_dir = state_dir_for(db, conn, source)
         state_reset = not _trust_state(conn, source, state_dir)
+        _distrust_state(conn, source)
         found = listing.walk(root_path, recipe.suffixes, max_doc_bytes)
         window = reconcile.begin(conn, source)
         ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes)
@@ -171,6 +172,7 @@ def ingest(
             recipe=recipe.fingerprint(),
             mounted=mounted,
             raised=list(ledger.raised),
+            processed=ledger.processed.values(),
         )
         healed = False
         if result.missing and not full_reprocess:
@@ -186,6 +188,7 @@ def ingest(
                 recipe=recipe.fingerprint(),
                 mounted=mounted,
                 raised=list(ledger.raised),
+                processed=heal_ledger.processed.values(),
             )
         if result.missing:
             shown = ", ".join(result.missing[:5]) + (" …" if len(result.missing) > 5 else "")
@@ -265,7 +268,10 @@ def watch(
 
     Run `ingest` first (the CLI's `--live` does): it catches up and reconciles;
     from then on cocoindex's live walk processes each change as it happens
-    (its engine state is current, so it keeps the rows exact by itself).
+    (its engine state is current, so it keeps the chunk rows exact by
+    itself). The document rows of what it processed are written at each change
+    it reports, and those of deleted files removed; the source's state is
+    trusted again only when the watch ends cleanly (`_distrust_state`).
     """
     recipe = recipe or Recipe()
     root_path = listing.check_root(Path(root))
@@ -274,11 +280,26 @@ def watch(
     migrate.ensure(db.url)
     with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn:
         state_dir = state_dir_for(db, conn, source)
+        _distrust_state(conn, source)
         ledger = RunLedger(listing=listing.Listing(root=root_path), max_doc_bytes=max_doc_bytes)
         seen_failures: set[str] = set()
         shown: list[tuple[int, int, int]] = [(0, 0, 0)]
+        written: dict[str, Processed] = {}  # rel_path -> the outcome its document row has
+        deletions = [0]  # files the engine has deleted so far
+
+        def write_documents(*, forget_gone: bool) -> None:
+            fresh = [o for rel, o in ledger.processed.items() if written.get(rel) is not o]
+            with conn.transaction():
+                reconcile.record_documents(
+                    conn, source=source, recipe=recipe.fingerprint(), processed=fresh
+                )
+                if forget_gone:
+                    reconcile.forget_gone_documents(conn, source, root_path)
+            written.update((o.rel_path, o) for o in fresh)
 
         def changed(stats: engine.EngineStats) -> None:
+            write_documents(forget_gone=stats.deleted != deletions[0])
+            deletions[0] = stats.deleted
             if recipe.embed:
                 # Vectors follow each change the engine reports (rows still being
                 # written are embedded at the next change, or the next ingest).
@@ -313,6 +334,8 @@ def watch(
                     on_change=changed,
                 )
             )
+        write_documents(forget_gone=True)
+        _stamp_state(conn, source, state_dir)
 
 
 def backfill(
@@ -654,6 +677,7 @@ def _engine_runner(
 
 
 STATE_TOKEN_FILE = "mdchunks-state-token"
+RUN_IN_PROGRESS = "running:"  # a token no state dir carries: the run did not finish
 
 
 def _trust_state(conn: psycopg.Connection, source: str, state_dir: Path) -> bool:
@@ -667,8 +691,9 @@ def _trust_state(conn: psycopg.Connection, source: str, state_dir: Path) -> bool
     the other run's rows forever. So each successful run writes a new random
     token to the source's row and next to its state; when the two differ, the
     state is deleted and this run processes every document (a first run after
-    an upgrade has neither, and keeps its state). A crashed run writes no token:
-    its state and its rows stay each other's, and the next run carries on."""
+    an upgrade has neither, and keeps its state). A run replaces the token with
+    an in-progress mark before its engine starts (`_distrust_state`), so the
+    run after a crash finds the mark and processes every document."""
     path = state_dir / STATE_TOKEN_FILE
     try:
         in_state: str | None = path.read_text().strip() or None
@@ -678,6 +703,15 @@ def _trust_state(conn: psycopg.Connection, source: str, state_dir: Path) -> bool
         return True
     shutil.rmtree(state_dir, ignore_errors=True)
     return False
+
+
+def _distrust_state(conn: psycopg.Connection, source: str) -> None:
+    """Before the engine starts: until `_stamp_state`, the source's engine state
+    is not trusted. The engine commits a document's chunk rows before the run
+    writes its document row (flow/reconcile.py); a run killed in between leaves
+    this mark, and the next run starts from an empty state, re-processing every
+    document, instead of trusting memos whose document rows were never written."""
+    catalog.set_state_token(conn, source, f"{RUN_IN_PROGRESS}{uuid.uuid4().hex}")
 
 
 def _stamp_state(conn: psycopg.Connection, source: str, state_dir: Path) -> None:

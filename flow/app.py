@@ -48,7 +48,7 @@ from flow.errors import DatabaseUnavailable
 from flow.ledger import Processed, RunLedger
 from flow.listing import FileStat, matcher
 from flow.offload import run_off_loop
-from flow.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, ChunkRow, DocumentRow, chunk_id
+from flow.rows import CHUNKS_TABLE, ChunkRow, chunk_id
 from flow.settings import Recipe
 from heading_index import (
     ChunkHeadings,
@@ -117,7 +117,7 @@ async def open_environment(
         await pool.close()
 
 
-# -- row types: flow/rows.py (ChunkRow, DocumentRow) ------------------------------------
+# -- row types: flow/rows.py (ChunkRow; DocumentRow is written by flow/reconcile.py) -----
 
 
 class DocumentProblem(Exception):
@@ -182,8 +182,8 @@ class DocumentFile(localfs.File):
     read up to the size limit.
 
     A read that fails does not raise: `failure` says why and the content is
-    empty, so `process_document` declares the failure on the document row and
-    no chunk rows, and cocoindex deletes the document's old rows itself (a
+    empty, so `process_document` records the failure for the document row and
+    declares no chunk rows, and cocoindex deletes the document's old rows itself (a
     raised error would keep them, and deleting them behind its back would make
     it skip rewriting them when the file comes back unchanged). The outcome is
     never trusted again: the next run reads the file anew whatever its mtime.
@@ -421,9 +421,8 @@ async def process_document(
     source: str,
     recipe: Recipe,
     chunks: postgres.TableTarget[ChunkRow],
-    documents: postgres.TableTarget[DocumentRow],
 ) -> None:
-    """One document -> its chunk rows and its document row.
+    """One document -> its chunk rows, and its outcome in the run's ledger.
 
     Memoized on the file (mtime, then content fingerprint) and on every
     argument: `recipe` is one, so a changed recipe re-processes every document.
@@ -452,25 +451,18 @@ async def process_document(
     rows = chunked.rows
     for row in rows:
         chunks.declare_row(row=row)
-    documents.declare_row(
-        row=DocumentRow(
-            source=source,
-            rel_path=rel_path,
-            recipe=recipe.fingerprint(),
-            content_hash=content_hash,
-            size_bytes=len(data),
-            chunks=len(rows),
-            error=error,
-            merges=chunked.merges,
-            breadcrumb_truncations=chunked.breadcrumb_truncations,
-        )
-    )
+    # The document's own row (mdchunks_documents) is written from the ledger
+    # after the engine is done, in one statement for the whole run: declared
+    # here as a second target, it cost cocoindex as much as the chunk rows on
+    # corpora of small pages (15% of an ingest of tldr) and kept a second
+    # tracked row per document in the engine's memory.
     run.record(
         Processed(
             rel_path=rel_path,
             size_bytes=len(data),
             chunks=len(rows),
             error=error,
+            content_hash=content_hash,
             merges=chunked.merges,
             breadcrumb_truncations=chunked.breadcrumb_truncations,
         )
@@ -488,12 +480,6 @@ async def app_main(source: str, recipe: Recipe, live: bool) -> None:
         DB,
         CHUNKS_TABLE,
         await postgres.TableSchema.from_class(ChunkRow, primary_key=["id"]),
-        managed_by=ManagedBy.USER,
-    )
-    documents = await postgres.mount_table_target(
-        DB,
-        DOCUMENTS_TABLE,
-        await postgres.TableSchema.from_class(DocumentRow, primary_key=["source", "rel_path"]),
         managed_by=ManagedBy.USER,
     )
     run = coco.use_context(RUN)
@@ -526,7 +512,7 @@ async def app_main(source: str, recipe: Recipe, live: bool) -> None:
             for entry in run.listing.entries
         )
     async with coco.exception_handler(record_failure):
-        await coco.mount_each(process_document, items, source, recipe, chunks, documents)  # type: ignore[arg-type]
+        await coco.mount_each(process_document, items, source, recipe, chunks)  # type: ignore[arg-type]
 
 
 def build_app(

@@ -2,8 +2,9 @@
 
 The per-document function records each document it actually processes (a
 memo hit records nothing: that is how "unchanged" is known); the app's
-exception handler records documents whose processing raised. The
-reconciliation and the report read it afterwards.
+exception handler records documents whose processing raised. After the
+engine is done, the reconciliation writes each processed document's row from
+it (flow/reconcile.py), and the report reads it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ class Processed:
     rel_path: str
     size_bytes: int
     chunks: int
-    error: str | None  # a document problem (declared on its document row)
+    error: str | None  # a document problem (kept on its document row)
+    content_hash: str  # sha256 of the file's bytes, hex
     merges: int = 0  # structure chunker: sections merged into an earlier section's chunk
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
 

@@ -48,10 +48,36 @@ FROM content_chunks
 WHERE source = %(source)s
   AND ((xmin::text::bigint - %(start_xid)s::bigint + 4294967296) %% 4294967296) < %(span)s::bigint;
 
+-- name: record_documents
+-- The rows of the documents this run processed (flow/ledger.py), in one
+-- statement: arrays side by side, one element per document. A row that
+-- already says the same is left alone (a full re-process writes nothing new).
+INSERT INTO mdchunks_documents AS d
+    (source, rel_path, recipe, content_hash, size_bytes, chunks, error, merges,
+     breadcrumb_truncations)
+SELECT %(source)s, p.rel_path, %(recipe)s, p.content_hash, p.size_bytes, p.chunks, p.error,
+       p.merges, p.breadcrumb_truncations
+FROM unnest(
+    %(rel_paths)s::text[], %(content_hashes)s::text[], %(sizes)s::bigint[], %(chunks)s::integer[],
+    %(errors)s::text[], %(merges)s::integer[], %(truncations)s::integer[]
+) AS p(rel_path, content_hash, size_bytes, chunks, error, merges, breadcrumb_truncations)
+ON CONFLICT (source, rel_path) DO UPDATE
+SET recipe = excluded.recipe,
+    content_hash = excluded.content_hash,
+    size_bytes = excluded.size_bytes,
+    chunks = excluded.chunks,
+    error = excluded.error,
+    merges = excluded.merges,
+    breadcrumb_truncations = excluded.breadcrumb_truncations
+WHERE (d.recipe, d.content_hash, d.size_bytes, d.chunks, d.error, d.merges,
+       d.breadcrumb_truncations)
+      IS DISTINCT FROM
+      (excluded.recipe, excluded.content_hash, excluded.size_bytes, excluded.chunks,
+       excluded.error, excluded.merges, excluded.breadcrumb_truncations);
+
 -- name: reconcile_documents
 -- Document rows the run did not declare: documents that are not in the
--- listing (gone, or skipped before processing) or of another recipe. Only
--- lost engine state or a crash leaves such rows; cocoindex removes the others.
+-- listing (gone, or skipped before processing) or of another recipe.
 -- `<> ALL(array)` is a hash look-up (PostgreSQL 14+) at any listing size; a
 -- NOT EXISTS over unnest() stops being hashed once the listing outgrows
 -- work_mem (about 100,000 paths) and turns quadratic (minutes at 200,000).

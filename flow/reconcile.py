@@ -1,8 +1,10 @@
 """After each run, the source's rows equal exactly what the run declared.
 
-cocoindex keeps rows current as long as its engine state matches the
-database. What it cannot know about, this step removes, in one transaction on
-the connection that holds the source's lock:
+cocoindex keeps the chunk rows current as long as its engine state matches
+the database. This step, in one transaction on the connection that holds the
+source's lock, first writes the row of every document the run processed
+(`mdchunks_documents`, from the run's ledger), then removes what cocoindex
+cannot know about:
 
 - document rows of documents not in this run's listing, or of another recipe
   (left by lost engine state or a crash);
@@ -13,12 +15,21 @@ the connection that holds the source's lock:
   chunk count (a document that shrank while the state was lost).
 
 How a document's rows are known even when cocoindex skipped it as unchanged:
-the per-document function declares, next to the chunk rows, one
-`mdchunks_documents` row saying how many chunks the document has (and its
-failure, if any). cocoindex keeps that row exactly as long as the chunk rows,
-so the table itself says what every present document's rows are; no file is
-re-read and no memo is consulted. On a no-op run of the 7,425-file tldr
-corpus this is three DELETEs that find nothing and one check query.
+its `mdchunks_documents` row, written when it was last processed, says how
+many chunks it has (and its failure, if any), so the table itself says what
+every present document's rows are; no file is re-read and no memo is
+consulted. On a no-op run of the 7,425-file tldr corpus this is an insert of
+nothing, three DELETEs that find nothing and one check query.
+
+Why the document rows are written here and not declared to cocoindex next to
+the chunk rows: a second target costs the engine about as much per document
+as the chunk rows do (15% of an ingest of small pages) and a tracked row per
+document in memory. The price is a window: the engine commits a document's
+chunk rows before this step writes its document row. A run killed in between
+would leave document rows that describe the previous version of the file; so
+every run marks the source's engine state untrusted before the engine starts
+and trusted again only after this step (flow/api.py `_trust_state`): the run
+after a crash re-processes every document.
 
 Then a check: every listed document that did not fail must have its document
 row and all its chunk rows. It can only fail when the database was changed
@@ -35,10 +46,13 @@ temporary table, so a run needs no right beyond DML on the tables.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import psycopg
 
+from flow.ledger import Processed
 from flow.queries import QUERIES
 
 _XID_MODULUS = 2**32
@@ -90,14 +104,56 @@ def reconcile(
     recipe: str,
     mounted: list[str],
     raised: list[str],
+    processed: Iterable[Processed],
 ) -> Reconciled:
     params = {"source": source, "recipe": recipe, "mounted": mounted, "failed": raised}
     with conn.transaction():
+        record_documents(conn, source=source, recipe=recipe, processed=processed)
         documents = conn.execute(QUERIES["reconcile_documents"], params).rowcount
         chunks = conn.execute(QUERIES["reconcile_failed_chunks"], params).rowcount
         chunks += conn.execute(QUERIES["reconcile_chunks"], params).rowcount
     missing = tuple(row[0] for row in conn.execute(QUERIES["documents_missing_rows"], params))
     return Reconciled(documents_deleted=documents, chunks_deleted=chunks, missing=missing)
+
+
+def record_documents(
+    conn: psycopg.Connection, *, source: str, recipe: str, processed: Iterable[Processed]
+) -> None:
+    """Write (or update) the document row of each processed document."""
+    outcomes = list(processed)
+    if not outcomes:
+        return
+    conn.execute(
+        QUERIES["record_documents"],
+        {
+            "source": source,
+            "recipe": recipe,
+            "rel_paths": [o.rel_path for o in outcomes],
+            "content_hashes": [o.content_hash for o in outcomes],
+            "sizes": [o.size_bytes for o in outcomes],
+            "chunks": [o.chunks for o in outcomes],
+            "errors": [o.error for o in outcomes],
+            "merges": [o.merges for o in outcomes],
+            "truncations": [o.breadcrumb_truncations for o in outcomes],
+        },
+    )
+
+
+def forget_gone_documents(conn: psycopg.Connection, source: str, root: Path) -> int:
+    """Live mode: delete the document rows of files no longer under `root`
+    (cocoindex deleted their chunk rows itself)."""
+    rel_paths = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT rel_path FROM mdchunks_documents WHERE source = %s", [source]
+        )
+    ]
+    gone = [rel for rel in rel_paths if not (root / rel).is_file()]
+    if not gone:
+        return 0
+    return conn.execute(
+        "DELETE FROM mdchunks_documents WHERE source = %s AND rel_path = ANY(%s)", [source, gone]
+    ).rowcount
 
 
 def recorded_failures(conn: psycopg.Connection, source: str) -> dict[str, str]:

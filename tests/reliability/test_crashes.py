@@ -320,3 +320,58 @@ def test_a_migration_lock_left_by_a_killed_run_does_not_block_the_next(
 
     assert report.ok and report.rows_total == 1
     assert query(database_url, "SELECT count(*) FROM yoyo_lock") == [(0,)]
+
+
+def test_a_run_stopped_after_the_engine_wrote_before_the_document_rows(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine commits a document's chunk rows before the run writes its
+    document row (flow/reconcile.py). A run stopped in between (here: the
+    write raises, as a kill would stop it) leaves a document row that counts
+    the old chunks. The next run must not trust the memo of the grown file,
+    or the reconciliation would delete its new chunks as extra positions."""
+    from flow import reconcile
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    page = root / "page.md"
+    page.write_text("# Page\n\nshort\n")
+    (root / "other.md").write_text("# Other\n\nunchanged\n")
+
+    def ingest() -> flow.IngestReport:
+        return flow.ingest(
+            root,
+            source=SOURCE,
+            database_url=database_url,
+            data_dir=tmp_path / "data",
+            recipe=flow.Recipe(chunk_size=200, min_chunk_size=100, chunk_overlap=0),
+        )
+
+    assert ingest().ok
+    page.write_text(
+        "# Page\n\n" + "".join(f"paragraph {k} of the page.\n\n" * 3 for k in range(12))
+    )
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(reconcile, "record_documents", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            ingest()
+    [(grown,)] = query(
+        database_url, "SELECT count(*) FROM content_chunks WHERE rel_path = 'page.md'"
+    )
+    assert grown > 1  # the engine did write the grown document's chunks
+
+    again = ingest()
+    rows = query(
+        database_url,
+        "SELECT d.chunks, (SELECT count(*) FROM content_chunks c "
+        "WHERE c.source = d.source AND c.rel_path = d.rel_path) "
+        "FROM mdchunks_documents d WHERE d.rel_path = 'page.md'",
+    )
+    assert rows == [(grown, grown)]  # not [(1, 1)]: the grown page's chunks kept
+    assert again.ok and again.state_reset and again.processed == 2
+    assert_invariants(database_url, SOURCE)
+    assert ingest().processed == 0
