@@ -61,7 +61,9 @@ class DocumentRow:
     """One document of a source, as the last run that processed it saw it.
 
     Every document the walk hands to cocoindex gets exactly one such row, also
-    when it failed (`error` set, `chunks` 0) or is empty. It is what the
+    when it failed (`error` set, `chunks` 0) or is empty; the reconciliation
+    writes it from the run's ledger (flow/reconcile.py `record_documents`),
+    not cocoindex. It is what the
     reconciliation checks the chunk rows against, and how a failure of a
     document that has not changed since is reported again on every run.
     """
