@@ -281,7 +281,9 @@ def watch(
     with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn:
         state_dir = state_dir_for(db, conn, source)
         _distrust_state(conn, source)
-        ledger = RunLedger(listing=listing.Listing(root=root_path), max_doc_bytes=max_doc_bytes)
+        ledger = RunLedger(
+            listing=listing.Listing(root=root_path), max_doc_bytes=max_doc_bytes, live=True
+        )
         seen_failures: set[str] = set()
         shown: list[tuple[int, int, int]] = [(0, 0, 0)]
         written: dict[str, Processed] = {}  # rel_path -> the outcome its document row has

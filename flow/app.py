@@ -28,10 +28,11 @@ import hashlib
 import os
 import re
 import stat as stat_module
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 # No telemetry, whatever the environment says (cocoindex phones home otherwise).
 os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
@@ -189,8 +190,12 @@ class DocumentFile(localfs.File):
     never trusted again: the next run reads the file anew whatever its mtime.
     """
 
-    def __init__(self, file_path: localfs.FilePath, *, stat: FileStat, max_bytes: int):
-        super().__init__(file_path, _stat=stat)
+    def __init__(
+        self, file_path: localfs.FilePath, *, stat: FileStat | None, max_bytes: int
+    ) -> None:
+        # No stat (live mode, where cocoindex's walk made the file object and
+        # its memo state): the metadata is fetched if anything asks for it.
+        super().__init__(file_path, _stat=stat)  # type: ignore[arg-type]
         self._max_bytes = max_bytes
         self.failure: str | None = None
 
@@ -271,6 +276,48 @@ def _file_kind(mode: int) -> str:
     if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
         return "a device"
     return "something that is not a regular file"
+
+
+class LiveDocuments:
+    """cocoindex's live walk, handing over `DocumentFile`s instead of its files.
+
+    Two reasons: the hardened read (no hang on a FIFO, the size limit while
+    reading) in live mode too; and memos shared with batch runs: the class of
+    a memoized argument is part of its memo key, so with cocoindex's own file
+    objects a watch would re-process every document a batch run had processed,
+    and the next batch run everything the watch had seen.
+    """
+
+    def __init__(self, items: Any, *, max_bytes: int) -> None:
+        self._items = items
+        self._max_bytes = max_bytes
+
+    def _document(self, file: localfs.File) -> DocumentFile:
+        return DocumentFile(file.file_path, stat=None, max_bytes=self._max_bytes)
+
+    async def _documents(self) -> AsyncIterator[tuple[str, DocumentFile]]:
+        async for key, file in self._items:
+            yield key, self._document(file)
+
+    def __aiter__(self) -> AsyncIterator[tuple[str, DocumentFile]]:
+        return self._documents()
+
+    async def watch(self, subscriber: Any) -> None:
+        await self._items.watch(_DocumentSubscriber(subscriber, self._document))
+
+
+class _DocumentSubscriber:
+    """Passes the live walk's changes on, each updated file as a `DocumentFile`."""
+
+    def __init__(self, inner: Any, document: Callable[[localfs.File], DocumentFile]) -> None:
+        self._inner = inner
+        self._document = document
+
+    async def update(self, key: str, value: localfs.File) -> Any:
+        return await self._inner.update(key, self._document(value))
+
+    def __getattr__(self, name: str) -> Any:  # update_all, delete, mark_ready, ...
+        return getattr(self._inner, name)
 
 
 # -- leaf function ----------------------------------------------------------------------
@@ -475,7 +522,7 @@ async def process_document(
 
 
 @coco.fn
-async def app_main(source: str, recipe: Recipe, live: bool) -> None:
+async def app_main(source: str, recipe: Recipe) -> None:
     chunks = await postgres.mount_table_target(
         DB,
         CHUNKS_TABLE,
@@ -491,10 +538,16 @@ async def app_main(source: str, recipe: Recipe, live: bool) -> None:
         run.record_raised(rel_path_of(context.stable_path, keys), one_line(exc))
 
     items: object
-    if live:
-        items = localfs.walk_dir(
-            ROOT, recursive=True, path_matcher=matcher(recipe.suffixes), live=True
-        ).items()
+    # How the documents are found is no argument of the app: the live watch
+    # and the batch run must share memos (an argument would re-process every
+    # document each time one follows the other).
+    if run.live:
+        items = LiveDocuments(
+            localfs.walk_dir(
+                ROOT, recursive=True, path_matcher=matcher(recipe.suffixes), live=True
+            ).items(),
+            max_bytes=run.max_doc_bytes,
+        )
     else:
         # The walk already happened (flow/listing.py): same filter, plus the
         # failures it reports; the stat it took saves one per file here. A
@@ -515,10 +568,8 @@ async def app_main(source: str, recipe: Recipe, live: bool) -> None:
         await coco.mount_each(process_document, items, source, recipe, chunks)  # type: ignore[arg-type]
 
 
-def build_app(
-    env: coco.Environment, *, source: str, recipe: Recipe, live: bool = False
-) -> coco.App:
-    return coco.App(coco.AppConfig(name=APP_NAME, environment=env), app_main, source, recipe, live)
+def build_app(env: coco.Environment, *, source: str, recipe: Recipe) -> coco.App:
+    return coco.App(coco.AppConfig(name=APP_NAME, environment=env), app_main, source, recipe)
 
 
 # -- helpers of the exception handler -----------------------------------------------------

@@ -118,7 +118,7 @@ async def run_live(
     async with open_environment(
         database_url=database_url, root=root, state_dir=state_dir, run=run
     ) as env:
-        handle = build_app(env, source=source, recipe=recipe, live=True).update(live=True)
+        handle = build_app(env, source=source, recipe=recipe).update(live=True)
         last = EngineStats()
         try:
             async for snapshot in handle.watch():

@@ -29,6 +29,7 @@ class Processed:
 class RunLedger:
     listing: Listing
     max_doc_bytes: int
+    live: bool = False  # a watch: cocoindex's live walk finds the documents, not the listing
     processed: dict[str, Processed] = field(default_factory=dict)
     raised: dict[str, str] = field(default_factory=dict)  # rel_path -> cause
 

@@ -1,0 +1,125 @@
+"""`mdchunks ingest --live`: after catching up, changes are ingested as they
+happen (chunk rows by cocoindex's live walk, document rows by the watch), and
+a watch stopped with Ctrl-C leaves a state the next ingest trusts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from flow_checks import fetch
+
+import flow
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = "live"
+
+
+def _wait_for(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _chunks(url: str, rel_path: str) -> list[str]:
+    rows = fetch(
+        url,
+        "SELECT text FROM content_chunks WHERE source = %s AND rel_path = %s ORDER BY position",
+        [SOURCE, rel_path],
+    )
+    return [str(row["text"]) for row in rows]
+
+
+def _document(url: str, rel_path: str) -> tuple[object, ...] | None:
+    rows = fetch(
+        url,
+        "SELECT chunks, error FROM mdchunks_documents WHERE source = %s AND rel_path = %s",
+        [SOURCE, rel_path],
+    )
+    return (rows[0]["chunks"], rows[0]["error"]) if rows else None
+
+
+def test_live_ingests_changes_as_they_happen(
+    database_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "keep.md").write_text("# Keep\n\nThis page stays as it is.\n")
+    (root / "edit.md").write_text("# Edit\n\nThe first version.\n")
+    (root / "gone.md").write_text("# Gone\n\nThis page will be deleted.\n")
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update(COCOINDEX_DISABLE_USAGE_TRACKING="1", PYTHONUNBUFFERED="1")
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-c", "from flow.cli import main; main()", "ingest", str(root)),
+            *("--source", SOURCE, "--live", "--database-url", database_url),
+            *("--data-dir", str(data_dir)),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("watching "):
+                break
+        else:
+            raise AssertionError(f"the watch did not start: {process.stderr.read()}")  # type: ignore[union-attr]
+        assert _document(database_url, "gone.md") == (1, None)
+
+        (root / "new.md").write_text("# New\n\nA page added while watching.\n")
+        (root / "edit.md").write_text("# Edit\n\nThe second version.\n")
+        (root / "gone.md").unlink()
+        (root / "bad.md").write_bytes(b"# Bad\n\nnot \xff utf-8\n")
+
+        _wait_for(
+            "the new page's rows",
+            lambda: (
+                _document(database_url, "new.md") == (1, None)
+                and _chunks(database_url, "new.md") == ["# New\n\nA page added while watching."]
+            ),
+        )
+        _wait_for(
+            "the edited page's rows",
+            lambda: _chunks(database_url, "edit.md") == ["# Edit\n\nThe second version."],
+        )
+        _wait_for(
+            "the deleted page's rows to go",
+            lambda: (
+                not _chunks(database_url, "gone.md") and _document(database_url, "gone.md") is None
+            ),
+        )
+        _wait_for(
+            "the bad page's failure",
+            lambda: (_document(database_url, "bad.md") or (None, None))[1] is not None,
+        )
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    assert "failed: bad.md: invalid UTF-8" in out, (out, err)
+    # Only what changed: the watch shares the batch run's memos (the pages
+    # ingested before it started are not processed again).
+    live = [line for line in out.splitlines() if line.startswith("live: ")]
+    assert live[-1] == "live: 2 added, 1 changed, 1 removed since the watch began", out
+
+    # The watch ended cleanly: its state is trusted, nothing is left to do.
+    again = flow.ingest(root, source=SOURCE, database_url=database_url, data_dir=data_dir)
+    assert not again.state_reset and again.processed == 0, again
+    assert [f.rel_path for f in again.failures] == ["bad.md"]
+    paths = fetch(
+        database_url,
+        "SELECT DISTINCT rel_path FROM content_chunks WHERE source = %s ORDER BY 1",
+        [SOURCE],
+    )
+    assert [row["rel_path"] for row in paths] == ["edit.md", "keep.md", "new.md"]
