@@ -70,6 +70,16 @@ def database_options(command: F) -> F:
     return command
 
 
+lock_wait_option = click.option(
+    "--lock-wait",
+    type=float,
+    default=DEFAULT_WAIT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for another run on the same source before giving up.",
+)
+
+
 # The parameter names of the recipe options, as `recipe_options` hands them on.
 RECIPE_OPTIONS = (
     "chunk_size",
@@ -228,14 +238,7 @@ def cli() -> None:
     metavar="BYTES",
     help="Skip (and report) documents larger than this.",
 )
-@click.option(
-    "--lock-wait",
-    type=float,
-    default=DEFAULT_WAIT_SECONDS,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long to wait for another run on the same source before giving up.",
-)
+@lock_wait_option
 @database_options
 def ingest(
     paths: tuple[Path, ...],
@@ -324,14 +327,7 @@ def ingest(
     "--embed on a source without vectors embeds all its chunks, re-chunking nothing "
     "[default: as last ingested].",
 )
-@click.option(
-    "--lock-wait",
-    type=float,
-    default=DEFAULT_WAIT_SECONDS,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long to wait for another run on the same source before giving up.",
-)
+@lock_wait_option
 @database_options
 def backfill(
     source: str | None,
