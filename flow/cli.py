@@ -9,6 +9,7 @@ source; 5 any other error; 130 interrupted. Errors are one line on stderr
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import sys
@@ -16,7 +17,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar, cast
 
 import click
 from rich.console import Console
@@ -69,39 +70,74 @@ def database_options(command: F) -> F:
     return command
 
 
+lock_wait_option = click.option(
+    "--lock-wait",
+    type=float,
+    default=DEFAULT_WAIT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for another run on the same source before giving up.",
+)
+
+
+# The parameter names of the recipe options, as `recipe_options` hands them on.
+RECIPE_OPTIONS = (
+    "chunk_size",
+    "min_chunk_size",
+    "chunk_overlap",
+    "headings",
+    "invalid_utf8",
+    "chunker",
+    "split_levels",
+    "merged_path",
+    "breadcrumb_budget",
+)
+
+
+def _bytes_option(name: str, help: str) -> Callable[[F], F]:
+    return click.option(name, type=int, default=None, metavar="BYTES", help=help)
+
+
 def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
+    """The recipe's options, declared once for `ingest` and `backfill` (they
+    differ only in the defaults their help shows). The command gets them as one
+    argument, `recipe_changes`: option name (RECIPE_OPTIONS) -> value, None
+    when not given (Recipe.with_options keeps that field)."""
+
     def shown(value: object) -> str:
         return f" [default: {value}]" if defaults_shown else " [default: as last ingested]"
 
-    def decorate(command: F) -> F:
-        command = click.option(
-            "--breadcrumb-budget",
-            type=int,
+    options = [
+        _bytes_option(
+            "--chunk-size",
+            "Largest chunk, in UTF-8 bytes (cocoindex's budgets are bytes)."
+            + shown(DEFAULTS.chunk_size),
+        ),
+        _bytes_option(
+            "--min-chunk-size",
+            "Smallest chunk the splitter aims for, UTF-8 bytes."
+            + shown(f"{DEFAULTS.min_chunk_size}, or half a smaller --chunk-size"),
+        ),
+        _bytes_option(
+            "--chunk-overlap",
+            "Overlap between chunks, UTF-8 bytes."
+            + shown(f"{DEFAULTS.chunk_overlap}, or a tenth of a smaller --chunk-size"),
+        ),
+        click.option(
+            "--headings/--no-headings",
             default=None,
-            metavar="BYTES",
-            help="Longest breadcrumb (`A > B > C`, stored in `breadcrumb` and at the top of "
-            "`embed_text`), UTF-8 bytes; a longer one loses its leading parts "
-            "(`… > B > C`). Both chunkers." + shown(DEFAULTS.breadcrumb_budget),
-        )(command)
-        command = click.option(
-            "--merged-path",
-            type=click.Choice(MERGED_PATHS),
+            help="Fill the heading columns of markdown chunks (off: NULL, as a pipeline "
+            "without the heading index would)." + shown("on"),
+        ),
+        click.option(
+            "--invalid-utf8",
+            type=click.Choice(INVALID_UTF8_MODES),
             default=None,
-            help="Structure chunker: the heading columns of a chunk made of several small "
-            "sections merged together: `first`, the first section's (the path where the "
-            "chunk starts); `common`, the deepest heading whose section holds them all "
-            "(never names a section the text is not in; none: NULL columns)."
-            + shown(DEFAULTS.merged_path),
-        )(command)
-        command = click.option(
-            "--split-levels",
-            type=click.IntRange(1, 6),
-            default=None,
-            metavar="N",
-            help="Structure chunker: headings of levels 1..N start sections; deeper "
-            "headings stay in the text as content." + shown(DEFAULTS.split_levels),
-        )(command)
-        command = click.option(
+            help="Documents that are not valid UTF-8: skip them (reported as failed, with "
+            "the byte offset) or replace each invalid sequence with U+FFFD and ingest the "
+            "result (offsets then count in that text)." + shown("skip"),
+        ),
+        click.option(
             "--chunker",
             type=click.Choice(CHUNKERS),
             default=None,
@@ -111,46 +147,43 @@ def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
             "breadcrumb instead), oversized sections split by the budget splitter, small "
             "ones merged with the next (--split-levels, --merged-path). .txt documents, and "
             "all with --no-headings, use the budget splitter." + shown(DEFAULTS.chunker),
-        )(command)
-        command = click.option(
-            "--invalid-utf8",
-            type=click.Choice(INVALID_UTF8_MODES),
+        ),
+        click.option(
+            "--split-levels",
+            type=click.IntRange(1, 6),
             default=None,
-            help="Documents that are not valid UTF-8: skip them (reported as failed, with "
-            "the byte offset) or replace each invalid sequence with U+FFFD and ingest the "
-            "result (offsets then count in that text)." + shown("skip"),
-        )(command)
-        command = click.option(
-            "--headings/--no-headings",
+            metavar="N",
+            help="Structure chunker: headings of levels 1..N start sections; deeper "
+            "headings stay in the text as content." + shown(DEFAULTS.split_levels),
+        ),
+        click.option(
+            "--merged-path",
+            type=click.Choice(MERGED_PATHS),
             default=None,
-            help="Fill the heading columns of markdown chunks (off: NULL, as a pipeline "
-            "without the heading index would)." + shown("on"),
-        )(command)
-        command = click.option(
-            "--chunk-overlap",
-            type=int,
-            default=None,
-            metavar="BYTES",
-            help="Overlap between chunks, UTF-8 bytes."
-            + shown(f"{DEFAULTS.chunk_overlap}, or a tenth of a smaller --chunk-size"),
-        )(command)
-        command = click.option(
-            "--min-chunk-size",
-            type=int,
-            default=None,
-            metavar="BYTES",
-            help="Smallest chunk the splitter aims for, UTF-8 bytes."
-            + shown(f"{DEFAULTS.min_chunk_size}, or half a smaller --chunk-size"),
-        )(command)
-        command = click.option(
-            "--chunk-size",
-            type=int,
-            default=None,
-            metavar="BYTES",
-            help="Largest chunk, in UTF-8 bytes (cocoindex's budgets are bytes)."
-            + shown(DEFAULTS.chunk_size),
-        )(command)
-        return command
+            help="Structure chunker: the heading columns of a chunk made of several small "
+            "sections merged together: `first`, the first section's (the path where the "
+            "chunk starts); `common`, the deepest heading whose section holds them all "
+            "(never names a section the text is not in; none: NULL columns)."
+            + shown(DEFAULTS.merged_path),
+        ),
+        _bytes_option(
+            "--breadcrumb-budget",
+            "Longest breadcrumb (`A > B > C`, stored in `breadcrumb` and at the top of "
+            "`embed_text`), UTF-8 bytes; a longer one loses its leading parts "
+            "(`… > B > C`). Both chunkers." + shown(DEFAULTS.breadcrumb_budget),
+        ),
+    ]
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def with_recipe(**params: Any) -> Any:
+            changes = {name: params.pop(name) for name in RECIPE_OPTIONS}
+            return command(recipe_changes=changes, **params)
+
+        # In --help in the order of the list: click lists the option applied last first.
+        for option in reversed(options):
+            with_recipe = option(with_recipe)
+        return cast(F, with_recipe)
 
     return decorate
 
@@ -205,27 +238,12 @@ def cli() -> None:
     metavar="BYTES",
     help="Skip (and report) documents larger than this.",
 )
-@click.option(
-    "--lock-wait",
-    type=float,
-    default=DEFAULT_WAIT_SECONDS,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long to wait for another run on the same source before giving up.",
-)
+@lock_wait_option
 @database_options
 def ingest(
     paths: tuple[Path, ...],
     source: str | None,
-    chunk_size: int | None,
-    min_chunk_size: int | None,
-    chunk_overlap: int | None,
-    headings: bool | None,
-    invalid_utf8: str | None,
-    chunker: str | None,
-    split_levels: int | None,
-    merged_path: str | None,
-    breadcrumb_budget: int | None,
+    recipe_changes: dict[str, Any],
     full_reprocess: bool,
     embed: bool,
     live: bool,
@@ -252,19 +270,7 @@ def ingest(
             "--source names one folder: give one PATH per source, or leave --source out "
             "to name each source after its folder"
         )
-    recipe = _recipe(
-        DEFAULTS,
-        chunk_size,
-        min_chunk_size,
-        chunk_overlap,
-        headings,
-        invalid_utf8,
-        chunker=chunker,
-        split_levels=split_levels,
-        merged_path=merged_path,
-        breadcrumb_budget=breadcrumb_budget,
-        embed=embedding.MODEL_NAME if embed else None,
-    )
+    recipe = _recipe(DEFAULTS, **recipe_changes, embed=embedding.MODEL_NAME if embed else None)
     names = [source or api.default_source_name(path) for path in paths]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
@@ -321,26 +327,11 @@ def ingest(
     "--embed on a source without vectors embeds all its chunks, re-chunking nothing "
     "[default: as last ingested].",
 )
-@click.option(
-    "--lock-wait",
-    type=float,
-    default=DEFAULT_WAIT_SECONDS,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long to wait for another run on the same source before giving up.",
-)
+@lock_wait_option
 @database_options
 def backfill(
     source: str | None,
-    chunk_size: int | None,
-    min_chunk_size: int | None,
-    chunk_overlap: int | None,
-    headings: bool | None,
-    invalid_utf8: str | None,
-    chunker: str | None,
-    split_levels: int | None,
-    merged_path: str | None,
-    breadcrumb_budget: int | None,
+    recipe_changes: dict[str, Any],
     full_reprocess: bool,
     embed: bool | None,
     lock_wait: float,
@@ -360,15 +351,7 @@ def backfill(
     with _progress("backfilling") as progress:
         reports = api.backfill(
             source=source,
-            chunk_size=chunk_size,
-            min_chunk_size=min_chunk_size,
-            chunk_overlap=chunk_overlap,
-            headings=headings,
-            invalid_utf8=invalid_utf8,
-            chunker=chunker,
-            split_levels=split_levels,
-            merged_path=merged_path,
-            breadcrumb_budget=breadcrumb_budget,
+            **recipe_changes,
             embed=embed,
             database_url=database_url,
             data_dir=data_dir,
@@ -617,24 +600,9 @@ def _progress(label: str) -> Iterator[api.ProgressFn | None]:
         yield update
 
 
-def _recipe(
-    base: Recipe,
-    chunk_size: int | None,
-    min_chunk_size: int | None,
-    chunk_overlap: int | None,
-    headings: bool | None,
-    invalid_utf8: str | None = None,
-    **options: object,
-) -> Recipe:
+def _recipe(base: Recipe, **options: object) -> Recipe:
     try:
-        return base.with_options(
-            chunk_size=chunk_size,
-            min_chunk_size=min_chunk_size,
-            chunk_overlap=chunk_overlap,
-            headings=headings,
-            invalid_utf8=invalid_utf8,
-            **options,
-        )
+        return base.with_options(**options)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

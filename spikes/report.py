@@ -5,6 +5,9 @@ also a valid Markdown table (it pastes into a README as it is):
 
     | doc | mode | chars | hdgs | chunks | hdg-aligned | pure | truthful | truthful-nested |
 
+`fixed_width_table` is the one renderer of such tables in the harness
+(`spikes.retrieval_eval` prints its recall table with it too).
+
 Fractions are shown as percentages with one decimal; an undefined one
 (0/0: no headings for hdg-aligned, no chunks for the others) as `n/a`.
 
@@ -19,7 +22,7 @@ over chunk characters in totals; null when undefined).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,27 +70,36 @@ def _cells(row: Row) -> tuple[str, ...]:
     )
 
 
-def format_table(rows: Sequence[Row]) -> str:
-    """A fixed-width table, one line per row, each line ending in a newline."""
-    body = [_cells(row) for row in rows]
-    widths = [max(len(line[i]) for line in [HEADER, *body]) for i in range(len(HEADER))]
+def fixed_width_table(
+    header: Sequence[str], body: Sequence[Sequence[str]], left_aligned: Collection[str]
+) -> str:
+    """A fixed-width table that is also a Markdown table, one line per row, each
+    line ending in a newline: every column as wide as its widest cell; the
+    columns named in `left_aligned` are padded on the right (rule `:---`), the
+    others on the left (rule `---:`)."""
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
         padded = (
-            cell.ljust(width) if name in _LEFT_ALIGNED else cell.rjust(width)
-            for name, cell, width in zip(HEADER, cells, widths, strict=True)
+            cell.ljust(width) if name in left_aligned else cell.rjust(width)
+            for name, cell, width in zip(header, cells, widths, strict=True)
         )
         return "| " + " | ".join(padded) + " |\n"
 
     rule = (
         "|"
         + "|".join(
-            ":" + "-" * (width + 1) if name in _LEFT_ALIGNED else "-" * (width + 1) + ":"
-            for name, width in zip(HEADER, widths, strict=True)
+            ":" + "-" * (width + 1) if name in left_aligned else "-" * (width + 1) + ":"
+            for name, width in zip(header, widths, strict=True)
         )
         + "|\n"
     )
-    return line(HEADER) + rule + "".join(line(cells) for cells in body)
+    return line(header) + rule + "".join(line(cells) for cells in body)
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """The scores as a fixed-width table, one line per row."""
+    return fixed_width_table(HEADER, [_cells(row) for row in rows], _LEFT_ALIGNED)
 
 
 def row_json(row: Row) -> dict[str, Any]:

@@ -77,6 +77,7 @@ from flow.settings import Recipe
 from spikes.corpus import read_corpus
 from spikes.golden import GoldenFormatError, GoldenQuery, load_golden, verify
 from spikes.recall import first_hit_rank, recall_at_k
+from spikes.report import fixed_width_table
 
 MARKDOWN_ONLY: tuple[tuple[str, str | None], ...] = (
     (".md", "markdown"),
@@ -222,24 +223,7 @@ def format_table(rows: Sequence[ResultRow], ks: Sequence[int]) -> str:
         )
         for row in rows
     ]
-    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-
-    def line(cells: Sequence[str]) -> str:
-        padded = (
-            cell.ljust(width) if name in left else cell.rjust(width)
-            for name, cell, width in zip(header, cells, widths, strict=True)
-        )
-        return "| " + " | ".join(padded) + " |\n"
-
-    rule = (
-        "|"
-        + "|".join(
-            ":" + "-" * (width + 1) if name in left else "-" * (width + 1) + ":"
-            for name, width in zip(header, widths, strict=True)
-        )
-        + "|\n"
-    )
-    return line(header) + rule + "".join(line(cells) for cells in body)
+    return fixed_width_table(header, body, left)
 
 
 # -- the vectors ------------------------------------------------------------------------

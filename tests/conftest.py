@@ -6,6 +6,12 @@ Where the server comes from (DESIGN section 6), first that works:
    couple of seconds;
 3. the embedded server of the `pgserver` package, in a temporary folder.
 No test is skipped for want of a database, and nothing here is a mock.
+
+Some tests (tests/reliability, DESIGN section 9) need a server of their own:
+one they may stop and restart, change the authentication of, or reach over a
+unix socket only. `embedded` is that server: the embedded PostgreSQL that
+`mdchunks` itself starts in a data dir (pgserver), in a temporary folder, so
+the session's server is never touched.
 """
 
 from __future__ import annotations
@@ -59,17 +65,47 @@ def _docker_answers() -> bool:
 
 
 @contextlib.contextmanager
-def _embedded_server(folder: Path) -> Iterator[PostgresServer]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+def _throwaway_data_dir(prefix: str) -> Iterator[Path]:
+    """A new folder for an embedded server (its PGDATA is folder/pg); at the end
+    the server, if it runs, is stopped and the folder removed.
+
+    Not under pytest's temporary folder: another pytest run on the machine
+    prunes old basetemp folders (it would delete a live server's data under our
+    feet), and as root the server runs as the user "pgserver", which must
+    traverse the path, while every pytest session sets /tmp/pytest-of-<user>
+    back to mode 0700.
+    """
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield folder
+    finally:
         from flow import database
 
-        server = database._start_server(folder / "pg")
-    try:
-        yield PostgresServer(admin_url=server.get_uri("postgres"), kind="pgserver")
-    finally:
         database.stop_embedded(folder)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _databases(server: PostgresServer, prefix: str) -> Iterator[Callable[[], str]]:
+    """`create()` makes an empty database on `server` and returns its URL; all
+    of them are dropped at the end."""
+    import psycopg
+
+    created: list[str] = []
+
+    def create() -> str:
+        name = f"{prefix}{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(server.admin_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        created.append(name)
+        return server.url_for(name)
+
+    try:
+        yield create
+    finally:
+        with psycopg.connect(server.admin_url, autocommit=True) as conn:
+            for name in created:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="session")
@@ -87,35 +123,67 @@ def postgres_server() -> Iterator[PostgresServer]:
         with PostgresContainer(POSTGRES_IMAGE, driver=None) as container:
             yield PostgresServer(admin_url=container.get_connection_url(), kind="testcontainers")
         return
-    # Not under pytest's basetemp: another pytest run on the machine prunes old
-    # basetemp folders, and would delete a live server's data under our feet.
-    with _embedded_server(Path(tempfile.mkdtemp(prefix="mdchunks-test-pg-"))) as server:
-        yield server
+    with _throwaway_data_dir("mdchunks-test-pg-") as folder:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from flow import database
+
+            server = database._start_server(folder / "pg")
+        yield PostgresServer(admin_url=server.get_uri("postgres"), kind="pgserver")
 
 
 @pytest.fixture
 def new_database(postgres_server: PostgresServer) -> Iterator[Callable[[], str]]:
     """Creates empty databases on demand (all dropped after the test)."""
-    import psycopg
-
-    created: list[str] = []
-
-    def create() -> str:
-        name = f"mdchunks_test_{uuid.uuid4().hex[:12]}"
-        with psycopg.connect(postgres_server.admin_url, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        created.append(name)
-        return postgres_server.url_for(name)
-
-    try:
+    with _databases(postgres_server, "mdchunks_test_") as create:
         yield create
-    finally:
-        with psycopg.connect(postgres_server.admin_url, autocommit=True) as conn:
-            for name in created:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def module_database(postgres_server: PostgresServer) -> Iterator[Callable[[], str]]:
+    """Databases on the session's server that live as long as the module
+    (reference tables computed once for several tests)."""
+    with _databases(postgres_server, "mdchunks_rel_") as create:
+        yield create
 
 
 @pytest.fixture
 def database_url(new_database: Callable[[], str]) -> str:
     """A new, empty database for this test (dropped afterwards)."""
     return new_database()
+
+
+@dataclass(frozen=True)
+class EmbeddedServer:
+    data_dir: Path  # `--data-dir` of the CLI: the server lives in data_dir/pg
+
+    @property
+    def pgdata(self) -> Path:
+        return self.data_dir / "pg"
+
+    def url(self, dbname: str = "mdchunks") -> str:
+        """Starts the server if it is not running (as `mdchunks` would)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from flow import database
+
+            db = database.resolve(None, self.data_dir)
+        return db.url.replace("/mdchunks?", f"/{dbname}?", 1)
+
+    def create_database(self) -> str:
+        import psycopg
+
+        name = f"reliability_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+@pytest.fixture(scope="session")
+def embedded() -> Iterator[EmbeddedServer]:
+    """An embedded server of a data dir of its own, for the session (not the
+    session's shared server: tests may stop it or change its pg_hba.conf)."""
+    with _throwaway_data_dir("mdchunks-reliability-") as folder:
+        server = EmbeddedServer(folder)
+        server.url()  # initdb and start, once for the session
+        yield server

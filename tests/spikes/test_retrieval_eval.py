@@ -181,3 +181,22 @@ def test_unknown_names_are_refused(
     assert "--chunkers: unknown 'paragraphs'" in capsys.readouterr().err
     assert retrieval_eval.main([*base, "--k", "0,5"]) == 2
     assert "--k: integers of at least 1" in capsys.readouterr().err
+
+
+RECALL_TABLE = """\
+| chunker         | over       | chunks | ingest s | method   | recall@1 | recall@10 |
+|:----------------|:-----------|-------:|---------:|:---------|---------:|----------:|
+| none            | text       |      9 |      0.3 | bm25 any |    0.500 |       n/a |
+| structure-first | embed_text |   1234 |     12.0 | semantic |    0.125 |     1.000 |
+"""
+
+
+def test_the_recall_table_text() -> None:
+    """The exact text, on hand-made rows (the shared renderer of spikes.report)."""
+    rows = [
+        retrieval_eval.ResultRow("none", "text", "bm25", "any", 9, 0.26, {1: 0.5, 10: None}),
+        retrieval_eval.ResultRow(
+            "structure-first", "embed_text", "semantic", None, 1234, 12.04, {1: 0.125, 10: 1.0}
+        ),
+    ]
+    assert retrieval_eval.format_table(rows, (1, 10)) == RECALL_TABLE
