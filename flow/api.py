@@ -62,6 +62,7 @@ from flow.errors import MdchunksError, UsageError
 from flow.ledger import Processed, RunLedger
 from flow.queries import QUERIES
 from flow.settings import DEFAULT_MAX_DOC_BYTES, Recipe
+from heading_index import render_breadcrumb
 
 ProgressFn = engine.ProgressFn
 
@@ -512,10 +513,18 @@ class SearchHit:
     position: int
     heading_path: tuple[str, ...]
     snippet: str  # matches between HIGHLIGHT_START and HIGHLIGHT_STOP
+    # The stored `breadcrumb` column: rendered at ingest within the recipe's
+    # budget (a truncated one starts with `…`); None for an empty heading path.
+    stored_breadcrumb: str | None = None
 
     @property
     def breadcrumb(self) -> str:
-        return " > ".join(self.heading_path) if self.heading_path else "(preamble)"
+        """What `mdchunks search` shows: the stored breadcrumb, `(preamble)` for
+        a chunk before the first heading. Rows written before migration 0006
+        have no stored breadcrumb: theirs is rendered from the path."""
+        if self.stored_breadcrumb is not None:
+            return self.stored_breadcrumb
+        return render_breadcrumb(self.heading_path)[0] if self.heading_path else "(preamble)"
 
     @property
     def plain_snippet(self) -> str:
@@ -561,7 +570,7 @@ def search(
         }
     hits = []
     for hit in ranked:
-        src, rel_path, position, heading_path, snippet = shown[hit.id]
+        src, rel_path, position, heading_path, breadcrumb, snippet = shown[hit.id]
         hits.append(
             SearchHit(
                 rank=hit.score,
@@ -570,6 +579,7 @@ def search(
                 position=int(position),
                 heading_path=tuple(heading_path or ()),
                 snippet=" ".join(str(snippet).split()),
+                stored_breadcrumb=breadcrumb,
             )
         )
     return hits

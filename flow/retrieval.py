@@ -174,12 +174,14 @@ def rank(
 
 def hits_sql(match: str) -> sql.Composed:
     """What `mdchunks search` shows of ranked chunks: parameters ids, headline_options.
-    The snippet highlights the query's words (by `match`'s query; a query
-    without words shows the chunk's start)."""
+    The breadcrumb is the stored column (rendered at ingest by the one shared
+    renderer, within the recipe's budget; NULL for an empty heading path). The
+    snippet highlights the query's words (by `match`'s query; a query without
+    words shows the chunk's start)."""
     return sql.SQL(
         """
         WITH q AS (SELECT {tsquery} AS query)
-        SELECT c.id, c.source, c.rel_path, c.position, c.heading_path,
+        SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
                coalesce(ts_headline('english', c.text, q.query, %(headline_options)s),
                         left(c.text, 300)) AS snippet
         FROM content_chunks c, q

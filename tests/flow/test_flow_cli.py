@@ -136,3 +136,34 @@ def test_an_unreachable_database_is_one_line_without_the_password(tmp_path: Path
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: cannot connect to the database at postgresql://someone:***@")
     assert "s3cret-pw" not in result.stdout + result.stderr
+
+
+def test_search_shows_the_stored_breadcrumb_truncated_to_the_budget(
+    run_cli: RunCli, tmp_path: Path, database_url: str
+) -> None:
+    """The breadcrumb shown is the stored column, cut at ingest to
+    --breadcrumb-budget: rendering the path again would show all of it."""
+    root = tmp_path / "deep"
+    root.mkdir()
+    filler = "Some words that fill a section well past the smallest chunk size. " * 3
+    (root / "a.md").write_text(
+        f"# Alpha chapter\n\n{filler}\n\n## Beta section\n\n{filler}\n\n"
+        f"### Gamma subsection\n\nQuokkas live here. {filler}\n"
+    )
+    budget = ["--chunker", "structure", "--chunk-size", "300", "--breadcrumb-budget", "30"]
+    ingested = run_cli("ingest", str(root), "--source", "deep", *budget)
+    assert ingested.code == 0, ingested.err
+
+    result = run_cli("search", "quokkas")
+
+    assert result.code == 0, result.err
+    location, shown = result.out.splitlines()[:2]
+    [row] = fetch(
+        database_url,
+        "SELECT position, heading_path, breadcrumb FROM content_chunks "
+        "WHERE source = 'deep' AND text LIKE 'Quokkas%'",
+    )
+    assert location.split()[1] == f"deep:a.md#{row['position']}"
+    assert row["heading_path"] == ["Alpha chapter", "Beta section", "Gamma subsection"]
+    assert row["breadcrumb"] == "… > Gamma subsection"
+    assert shown.strip() == row["breadcrumb"]

@@ -9,7 +9,7 @@ import cocoindex as coco
 import pytest
 from cocoindex._internal.memo_fingerprint import memo_fingerprint as coco_memo_fingerprint
 
-from flow import NAMESPACE, Recipe, chunk_id
+from flow import NAMESPACE, Recipe, SearchHit, chunk_id
 from flow.app import rel_path_of
 from flow.database import redact, scrub
 from flow.listing import walk
@@ -160,3 +160,13 @@ def test_the_walk_skips_hidden_folders_and_node_modules_but_not_hidden_files(
     assert skipped["big.md"].startswith("too large: 200 bytes")
     assert skipped["broken.md"].startswith("broken symlink")
     assert skipped["loop/"].startswith("symlink loop")
+
+
+def test_a_search_hit_shows_its_stored_breadcrumb() -> None:
+    def hit(path: tuple[str, ...], stored: str | None) -> SearchHit:
+        return SearchHit(1.0, "s", "a.md", 0, path, "snippet", stored_breadcrumb=stored)
+
+    assert hit(("A", "B"), "… > B").breadcrumb == "… > B"
+    assert hit((), None).breadcrumb == "(preamble)"
+    # A row from before migration 0006 (no stored breadcrumb): rendered from its path.
+    assert hit(("A", " B\t"), None).breadcrumb == "A > B"
