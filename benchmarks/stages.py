@@ -341,7 +341,7 @@ def stage_memory(ctx: Context) -> list[Figure]:
             ratio=peak["ours"] / peak["bare"],
             target="<= 1.2x",
             met=peak["ours"] / peak["bare"] <= 1.2,
-            note="ours also keeps per document: its listing entry, a document row, a ledger entry",
+            note="ours also keeps per document: its listing entry and its ledger entry",
         )
     )
     return figures

@@ -27,12 +27,9 @@ import functools
 import hashlib
 import os
 import re
-import stat as stat_module
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 # No telemetry, whatever the environment says (cocoindex phones home otherwise).
 os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
@@ -45,19 +42,26 @@ from cocoindex.ops.text import RecursiveSplitter
 from cocoindex.resources.file import FileLike
 
 from flow.database import redact, scrub
+from flow.documents import (
+    DocumentFile,
+    DocumentProblem,
+    DocumentTooLarge,
+    LiveDocuments,
+    document_text,
+    one_line,
+    too_large,
+)
 from flow.errors import DatabaseUnavailable
 from flow.ledger import Processed, RunLedger
-from flow.listing import FileStat, matcher
+from flow.listing import matcher
 from flow.offload import run_off_loop
 from flow.rows import CHUNKS_TABLE, ChunkRow, chunk_id
 from flow.settings import Recipe
 from heading_index import (
     ChunkHeadings,
-    DocumentDecodeError,
     assign,
     budget_split_from,
     build_index,
-    decode_document,
     embed_text,
     render_breadcrumb,
     structure_chunks,
@@ -119,205 +123,7 @@ async def open_environment(
 
 
 # -- row types: flow/rows.py (ChunkRow; DocumentRow is written by flow/reconcile.py) -----
-
-
-class DocumentProblem(Exception):
-    """A document that cannot be ingested as it is (the message says why).
-
-    Deterministic in the file's bytes: the document declares no chunk rows, its
-    document row carries the message, and the memo keeps that until the file
-    (or the recipe) changes, so it is reported again on every run meanwhile.
-    """
-
-
-class DocumentTooLarge(Exception):
-    """Raised, not declared: a file that grew past the limit after the walk.
-    Not memoized, so a later run with a higher limit processes it."""
-
-
-class DocumentReplaced(Exception):
-    """Raised, not declared: the listed file is no longer a regular file when it
-    is read (a folder, a FIFO, a device put in its place after the walk)."""
-
-
-_BOM = "\ufeff"
-
-
-def document_text(data: bytes, invalid_utf8: str = "skip") -> str:
-    """The document's text (UTF-8, one leading BOM removed) or a `DocumentProblem`.
-
-    Binary content: a NUL byte anywhere (PNG, JPEG, PDF, zip, UTF-16 text all
-    have them) is a `DocumentProblem`; Postgres text cannot hold NUL, and
-    cocoindex would strip it silently and shift every offset after it. Other
-    binary data is, in practice, not valid UTF-8 either.
-
-    Invalid UTF-8: a `DocumentProblem` naming the byte offset; with
-    `invalid_utf8="replace"` each maximal invalid sequence becomes one U+FFFD
-    instead (Python's decoder), and that text is the document: it is what the
-    rows store and what `char_start`/`char_end` count in.
-    """
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise DocumentProblem(
-            f"binary content: NUL byte at byte offset {nul} (Postgres text cannot hold it)"
-        )
-    if invalid_utf8 == "replace":
-        return data.decode("utf-8", errors="replace").removeprefix(_BOM)
-    try:
-        return decode_document(data)
-    except DocumentDecodeError as exc:
-        raise DocumentProblem(str(exc)) from None
-
-
-# The content fingerprint of a document that could not be read: no file's.
-_UNREADABLE = b"mdchunks: the document could not be read"
-
-
-class DocumentFile(localfs.File):
-    """A listed document, read defensively.
-
-    Between the walk and the read, a file can vanish, be replaced or grow. A
-    plain read would block the run forever on a FIFO put in its place, or load
-    a file that grew to any size. So the file is opened non-blocking, checked
-    with `fstat` on the open descriptor (what is read is what was checked), and
-    read up to the size limit.
-
-    A read that fails does not raise: `failure` says why and the content is
-    empty, so `process_document` records the failure for the document row and
-    declares no chunk rows, and cocoindex deletes the document's old rows itself (a
-    raised error would keep them, and deleting them behind its back would make
-    it skip rewriting them when the file comes back unchanged). The outcome is
-    never trusted again: the next run reads the file anew whatever its mtime.
-    """
-
-    def __init__(
-        self, file_path: localfs.FilePath, *, stat: FileStat | None, max_bytes: int
-    ) -> None:
-        # No stat (live mode, where cocoindex's walk made the file object and
-        # its memo state): the metadata is fetched if anything asks for it.
-        super().__init__(file_path, _stat=stat)  # type: ignore[arg-type]
-        self._max_bytes = max_bytes
-        self.failure: str | None = None
-
-    async def _read_impl(self, size: int = -1) -> bytes:
-        try:
-            return await super()._read_impl(size)
-        except (OSError, DocumentTooLarge, DocumentReplaced) as exc:
-            self.failure = one_line(exc)
-            return b""
-
-    async def _compute_content_fingerprint(self) -> bytes:
-        found = await super()._compute_content_fingerprint()
-        return _UNREADABLE if self.failure else found
-
-    def forget_content(self) -> None:
-        """Drop the content cocoindex's `FileLike` caches after a full read.
-
-        The run keeps every listed file object until it ends, so without this
-        it would hold every document's bytes at once: memory growing with the
-        corpus (300 MB more than the bare app at 50,000 files). A later read,
-        if any, reads the file again.
-        """
-        self._cached_content = None
-
-    # The annotation is what cocoindex deserializes the stored state with.
-    async def __coco_memo_state__(
-        self, prev_state: tuple[datetime, bytes] | coco.NonExistenceType
-    ) -> coco.MemoStateOutcome:
-        if not coco.is_non_existence(prev_state) and prev_state[1] == _UNREADABLE:
-            current = await self.content_fingerprint()
-            mtime = (await self._ensure_metadata()).modified_time
-            return coco.MemoStateOutcome(state=(mtime, current), memo_valid=False)
-        return await super().__coco_memo_state__(prev_state)
-
-    def _read_sync(self, size: int = -1) -> bytes:
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
-        descriptor = os.open(self._file_path.resolve(), flags)
-        try:
-            found = os.fstat(descriptor)
-        except BaseException:
-            os.close(descriptor)
-            raise
-        if not stat_module.S_ISREG(found.st_mode):
-            os.close(descriptor)
-            raise DocumentReplaced(
-                f"replaced after the walk by {_file_kind(found.st_mode)}; not read"
-            )
-        with open(descriptor, "rb") as handle:  # closes the descriptor
-            if found.st_size > self._max_bytes:
-                raise DocumentTooLarge(_too_large(found.st_size, self._max_bytes))
-            limit = self._max_bytes + 1 if size < 0 else min(size, self._max_bytes + 1)
-            # Asking for the size found plus one byte (which tells a file that
-            # grew since) rather than for the limit: read(limit) allocates the
-            # limit (16 MiB and more) for every file and leaves each result in
-            # a page-sized mapping of its own.
-            data = handle.read(min(found.st_size + 1, limit))
-            if len(data) > found.st_size and len(data) < limit:
-                data += handle.read(limit - len(data))
-        if len(data) > self._max_bytes:
-            raise DocumentTooLarge(
-                f"too large: it grew past the limit of {self._max_bytes:,} bytes "
-                "(--max-doc-bytes) while it was read"
-            )
-        return data
-
-
-def _too_large(size: int, limit: int) -> str:
-    return f"too large: {size:,} bytes, over the limit of {limit:,} (--max-doc-bytes)"
-
-
-def _file_kind(mode: int) -> str:
-    if stat_module.S_ISDIR(mode):
-        return "a folder"
-    if stat_module.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat_module.S_ISSOCK(mode):
-        return "a socket"
-    if stat_module.S_ISCHR(mode) or stat_module.S_ISBLK(mode):
-        return "a device"
-    return "something that is not a regular file"
-
-
-class LiveDocuments:
-    """cocoindex's live walk, handing over `DocumentFile`s instead of its files.
-
-    Two reasons: the hardened read (no hang on a FIFO, the size limit while
-    reading) in live mode too; and memos shared with batch runs: the class of
-    a memoized argument is part of its memo key, so with cocoindex's own file
-    objects a watch would re-process every document a batch run had processed,
-    and the next batch run everything the watch had seen.
-    """
-
-    def __init__(self, items: Any, *, max_bytes: int) -> None:
-        self._items = items
-        self._max_bytes = max_bytes
-
-    def _document(self, file: localfs.File) -> DocumentFile:
-        return DocumentFile(file.file_path, stat=None, max_bytes=self._max_bytes)
-
-    async def _documents(self) -> AsyncIterator[tuple[str, DocumentFile]]:
-        async for key, file in self._items:
-            yield key, self._document(file)
-
-    def __aiter__(self) -> AsyncIterator[tuple[str, DocumentFile]]:
-        return self._documents()
-
-    async def watch(self, subscriber: Any) -> None:
-        await self._items.watch(_DocumentSubscriber(subscriber, self._document))
-
-
-class _DocumentSubscriber:
-    """Passes the live walk's changes on, each updated file as a `DocumentFile`."""
-
-    def __init__(self, inner: Any, document: Callable[[localfs.File], DocumentFile]) -> None:
-        self._inner = inner
-        self._document = document
-
-    async def update(self, key: str, value: localfs.File) -> Any:
-        return await self._inner.update(key, self._document(value))
-
-    def __getattr__(self, name: str) -> Any:  # update_all, delete, mark_ready, ...
-        return getattr(self._inner, name)
+# -- documents: flow/documents.py (the hardened file reading, the document's text) ------
 
 
 # -- leaf function ----------------------------------------------------------------------
@@ -478,7 +284,7 @@ async def process_document(
     rel_path = file.file_path.path.as_posix()
     data = await file.read()
     if len(data) > run.max_doc_bytes:
-        raise DocumentTooLarge(_too_large(len(data), run.max_doc_bytes))
+        raise DocumentTooLarge(too_large(len(data), run.max_doc_bytes))
     error: str | None = None
     chunked = ChunkedDocument()
     try:
@@ -598,15 +404,3 @@ def rel_path_of(stable_path: str, keys: dict[str, str]) -> str:
         return {"t": "\t", "r": "\r", "n": "\n", "0": "\0"}.get(code, code)
 
     return _RUST_ESCAPE.sub(unescape, segment[2:-1])
-
-
-def one_line(exc: BaseException) -> str:
-    """A failure's cause in one line (the document is named by the caller)."""
-    if isinstance(exc, (DocumentTooLarge, DocumentReplaced)):
-        return str(exc)
-    if isinstance(exc, FileNotFoundError):
-        return "vanished while the run read it"
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"cannot read: {exc.strerror}"
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

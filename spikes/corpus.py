@@ -60,7 +60,7 @@ def _hidden(name: str) -> bool:
 
 
 def _document_text(data: bytes) -> str:
-    """The flow's rule (flow.app.document_text): no NUL bytes, then decode_document."""
+    """The flow's rule (flow.documents.document_text): no NUL bytes, then decode_document."""
     nul = data.find(b"\x00")
     if nul >= 0:
         raise BinaryDocument(f"binary content: NUL byte at byte offset {nul}")

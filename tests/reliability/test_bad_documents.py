@@ -31,7 +31,8 @@ from reliability_support import (
 )
 
 from flow import ChunkRow, Recipe
-from flow.app import chunk_rows, document_text
+from flow.app import chunk_rows
+from flow.documents import document_text
 from flow.settings import DEFAULT_MAX_DOC_BYTES
 
 SWAP = Path(__file__).with_name("swap_after_walk.py")
