@@ -30,6 +30,7 @@ import click
 
 import flow
 from flow.database import stop_embedded
+from spikes.report import fixed_width_table
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "sample"
 SOURCE = "memo-probe"
@@ -99,7 +100,7 @@ def _verdict(seen: Observation) -> str:
 
 
 def format_observations(observations: Sequence[Observation]) -> str:
-    """A fixed-width table of the runs, one line each, ending in a newline."""
+    """The runs as a fixed-width (and Markdown) table, one line each."""
     header = (
         "run",
         "recipe",
@@ -132,16 +133,7 @@ def format_observations(observations: Sequence[Observation]) -> str:
         )
         for number, seen in enumerate(observations, start=1)
     ]
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    left = {0, 1, len(header) - 1}
-    return "".join(
-        "  ".join(
-            cell.ljust(width) if i in left else cell.rjust(width)
-            for i, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ).rstrip()
-        + "\n"
-        for row in [header, *body]
-    )
+    return fixed_width_table(header, body, {"run", "recipe", "verdict"})
 
 
 def answers(observations: Sequence[Observation], bytes_unchanged: bool) -> tuple[str, bool]:

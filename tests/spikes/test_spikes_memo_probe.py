@@ -86,15 +86,17 @@ def test_changed_file_bytes_fail_the_probe() -> None:
 
 def test_the_run_table_is_fixed_width() -> None:
     lines = format_observations([as_expected(step) for step in steps()]).splitlines()
-    assert lines[0].split() == [
+    assert [cell.strip() for cell in lines[0].strip("|").split("|")] == [
         "run", "recipe", "docs", "processed", "expected", "added",
-        "reprocessed", "unchanged", "stale", "rows", "verdict",
+        "reprocessed", "unchanged", "stale rows", "verdict",
     ]  # fmt: skip
-    assert lines[1].startswith("1. initial ingest ")
-    assert lines[1].endswith("  ok")
-    # right-aligned counts end in the same column on every line
+    assert lines[1].startswith("|:--") and lines[1].endswith("-|")  # the Markdown rule
+    assert lines[2].startswith("| 1. initial ingest ")
+    assert lines[2].rstrip("| ").endswith(" ok")
+    # every line as long as the header; right-aligned counts end in one column
+    assert {len(line) for line in lines} == {len(lines[0])}
     column_end = lines[0].index("processed") + len("processed")
-    assert all(line[column_end - 1].isalnum() for line in lines)
+    assert all(line[column_end - 1] != " " for line in lines)
 
 
 @pytest.mark.parametrize(("correct", "exit_code"), [(True, 0), (False, 1)])
