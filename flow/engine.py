@@ -114,7 +114,10 @@ async def run_live(
     run: RunLedger,
     on_change: Callable[[EngineStats], Awaitable[None] | None] | None = None,
 ) -> EngineStats:
-    """Watch the root and keep the rows current until cancelled (Ctrl-C)."""
+    """Watch the root and keep the rows current until cancelled (Ctrl-C).
+
+    Cancellation propagates: the environment then drops its connections at
+    once (`open_environment`) instead of waiting for the live engine's."""
     async with open_environment(
         database_url=database_url, root=root, state_dir=state_dir, run=run
     ) as env:
@@ -128,8 +131,6 @@ async def run_live(
                     if result is not None:
                         await result
                 last = current
-        except asyncio.CancelledError:
-            pass
         except Exception as exc:
             raise MdchunksError(f"the live ingest failed: {_first_line(exc)}") from None
         return last

@@ -104,9 +104,19 @@ def test_live_ingests_changes_as_they_happen(
             "the bad page's failure",
             lambda: (_document(database_url, "bad.md") or (None, None))[1] is not None,
         )
-    finally:
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
+    except BaseException:
+        process.kill()
+        out, err = process.communicate()
+        print(f"the watch's output:\n{out}\n{err}")
+        raise
+    process.send_signal(signal.SIGINT)  # Ctrl-C
+    try:
+        out, err = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        raise AssertionError(f"the watch did not stop on Ctrl-C:\n{out}\n{err}") from None
+    assert process.returncode == 0, (out, err)
     assert "failed: bad.md: invalid UTF-8" in out, (out, err)
     # Only what changed: the watch shares the batch run's memos (the pages
     # ingested before it started are not processed again).
