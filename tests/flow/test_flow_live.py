@@ -18,6 +18,13 @@ import flow
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "live"
+# Ctrl-C is SIGINT, which a process started in the background by a
+# non-interactive shell (as CI may run the tests) inherits as ignored, and
+# Python keeps ignoring: the watch gets Python's own handler back explicitly.
+CLI = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from flow.cli import main; main()"
+)
 
 
 def _wait_for(what: str, check: Callable[[], bool], timeout: float = 60.0) -> None:
@@ -59,7 +66,7 @@ def test_live_ingests_changes_as_they_happen(
     env.update(COCOINDEX_DISABLE_USAGE_TRACKING="1", PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
         [
-            *(sys.executable, "-c", "from flow.cli import main; main()", "ingest", str(root)),
+            *(sys.executable, "-c", CLI, "ingest", str(root)),
             *("--source", SOURCE, "--live", "--database-url", database_url),
             *("--data-dir", str(data_dir)),
         ],
