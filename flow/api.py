@@ -325,7 +325,8 @@ def watch(
                     seen_failures.add(rel_path)
                     on_change(f"failed: {rel_path}: {outcome.error}")
 
-        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends the watch
+        # Ctrl-C (KeyboardInterrupt) or SIGTERM (a cancellation) ends the watch.
+        with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
             asyncio.run(
                 engine.run_live(
                     database_url=db.url,

@@ -228,7 +228,9 @@ def cli() -> None:
     "chunks are embedded; a run without --embed deletes the source's vectors.",
 )
 @click.option(
-    "--live", is_flag=True, help="After catching up, keep watching the folder (Ctrl-C stops)."
+    "--live",
+    is_flag=True,
+    help="After catching up, keep watching the folder (Ctrl-C or SIGTERM stops it cleanly).",
 )
 @click.option(
     "--max-doc-bytes",

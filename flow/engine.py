@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,10 +115,17 @@ async def run_live(
     run: RunLedger,
     on_change: Callable[[EngineStats], Awaitable[None] | None] | None = None,
 ) -> EngineStats:
-    """Watch the root and keep the rows current until cancelled (Ctrl-C).
+    """Watch the root and keep the rows current until cancelled: Ctrl-C
+    (asyncio turns SIGINT into a cancellation) or SIGTERM (what a service
+    manager sends), which this sets up the same way.
 
     Cancellation propagates: the environment then drops its connections at
     once (`open_environment`) instead of waiting for the live engine's."""
+    task = asyncio.current_task()
+    if task is not None:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            # Only in the main thread of a Unix event loop; elsewhere, SIGINT only.
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     async with open_environment(
         database_url=database_url, root=root, state_dir=state_dir, run=run
     ) as env:

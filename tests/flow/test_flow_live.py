@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from flow_checks import fetch
 
 import flow
@@ -54,8 +55,9 @@ def _document(url: str, rel_path: str) -> tuple[object, ...] | None:
     return (rows[0]["chunks"], rows[0]["error"]) if rows else None
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_live_ingests_changes_as_they_happen(
-    database_url: str, data_dir: Path, tmp_path: Path
+    database_url: str, data_dir: Path, tmp_path: Path, stop: signal.Signals
 ) -> None:
     root = tmp_path / "notes"
     root.mkdir()
@@ -116,13 +118,13 @@ def test_live_ingests_changes_as_they_happen(
         out, err = process.communicate()
         print(f"the watch's output:\n{out}\n{err}")
         raise
-    process.send_signal(signal.SIGINT)  # Ctrl-C
+    process.send_signal(stop)  # Ctrl-C, or a service manager stopping the watch
     try:
         out, err = process.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         process.kill()
         out, err = process.communicate()
-        raise AssertionError(f"the watch did not stop on Ctrl-C:\n{out}\n{err}") from None
+        raise AssertionError(f"the watch did not stop on {stop.name}:\n{out}\n{err}") from None
     assert process.returncode == 0, (out, err)
     assert "failed: bad.md: invalid UTF-8" in out, (out, err)
     # Only what changed: the watch shares the batch run's memos (the pages
