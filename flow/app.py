@@ -59,6 +59,7 @@ from flow.rows import CHUNKS_TABLE, ChunkRow, chunk_id
 from flow.settings import Recipe
 from heading_index import (
     ChunkHeadings,
+    StructureChunk,
     assign,
     budget_split_from,
     build_index,
@@ -165,25 +166,16 @@ def _structure_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) ->
     result = structure_chunks(text, build_index(text), recipe.structure_options(), _BUDGET_SPLIT)
     fingerprint = recipe.fingerprint()
     rows = [
-        ChunkRow(
-            id=chunk_id(source, rel_path, position),
-            source=source,
-            rel_path=rel_path,
-            position=position,
-            char_start=chunk.start,
-            char_end=chunk.end,
-            text=chunk.text,
-            heading_text=chunk.heading_text,
-            heading_level=chunk.heading_level,
-            heading_path=list(chunk.heading_path),
-            parent_chunk_id=(
-                None
-                if chunk.parent_position is None
-                else chunk_id(source, rel_path, chunk.parent_position)
-            ),
-            breadcrumb=chunk.breadcrumb,
-            embed_text=chunk.embed_text,
-            recipe=fingerprint,
+        _chunk_row(
+            source,
+            rel_path,
+            position,
+            (chunk.start, chunk.end),
+            chunk.text,
+            chunk,
+            chunk.breadcrumb,
+            chunk.embed_text,
+            fingerprint,
         )
         for position, chunk in enumerate(result.chunks)
     ]
@@ -229,28 +221,50 @@ def _budget_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) -> Ch
             truncations += truncated
         chunk_text = text[start:end]
         rows.append(
-            ChunkRow(
-                id=chunk_id(source, rel_path, position),
-                source=source,
-                rel_path=rel_path,
-                position=position,
-                char_start=start,
-                char_end=end,
-                text=chunk_text,
-                heading_text=column.heading_text,
-                heading_level=column.heading_level,
-                heading_path=list(column.heading_path),
-                parent_chunk_id=(
-                    None
-                    if column.parent_position is None
-                    else chunk_id(source, rel_path, column.parent_position)
-                ),
-                breadcrumb=breadcrumb,
-                embed_text=embed_text(breadcrumb, chunk_text),
-                recipe=fingerprint,
+            _chunk_row(
+                source,
+                rel_path,
+                position,
+                (start, end),
+                chunk_text,
+                column,
+                breadcrumb,
+                embed_text(breadcrumb, chunk_text),
+                fingerprint,
             )
         )
     return ChunkedDocument(rows, breadcrumb_truncations=truncations)
+
+
+def _chunk_row(
+    source: str,
+    rel_path: str,
+    position: int,
+    span: tuple[int, int],
+    text: str,
+    headings: ChunkHeadings | StructureChunk,
+    breadcrumb: str | None,
+    embed: str,
+    recipe: str,
+) -> ChunkRow:
+    """One chunk's row; both chunkers' (ids and the parent's id from positions)."""
+    parent = headings.parent_position
+    return ChunkRow(
+        id=chunk_id(source, rel_path, position),
+        source=source,
+        rel_path=rel_path,
+        position=position,
+        char_start=span[0],
+        char_end=span[1],
+        text=text,
+        heading_text=headings.heading_text,
+        heading_level=headings.heading_level,
+        heading_path=list(headings.heading_path),
+        parent_chunk_id=None if parent is None else chunk_id(source, rel_path, parent),
+        breadcrumb=breadcrumb,
+        embed_text=embed,
+        recipe=recipe,
+    )
 
 
 def _chunk_and_hash(

@@ -22,6 +22,7 @@ turn), which must not be trusted.
 from __future__ import annotations
 
 import random
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,21 +65,20 @@ class Corpus:
     references: dict[tuple[str, ...], Reference]
 
 
+def _start_ingest(
+    root: Path, url: str, data_dir: Path, budgets: tuple[str, ...]
+) -> subprocess.Popen[str]:
+    return start_cli(
+        *("ingest", str(root), "--source", SOURCE, *recipe_args(budgets)),
+        *("--database-url", url, "--data-dir", str(data_dir)),
+    )
+
+
 def _clean_run(root: Path, url: str, data_dir: Path, budgets: tuple[str, ...]) -> Reference:
     """One uninterrupted `mdchunks ingest` into a fresh database, timed."""
     fingerprint = recipe_of(budgets).fingerprint()
     started = time.monotonic()
-    process = start_cli(
-        "ingest",
-        str(root),
-        "--source",
-        SOURCE,
-        *recipe_args(budgets),
-        "--database-url",
-        url,
-        "--data-dir",
-        str(data_dir),
-    )
+    process = _start_ingest(root, url, data_dir, budgets)
     assert wait_until(lambda: count_rows(url, SOURCE, fingerprint) > 0, timeout=120)
     first_row = time.monotonic() - started
     out, err = process.communicate(timeout=300)
@@ -142,17 +142,7 @@ def test_killed_ingest_converges_on_rerun(corpus: Corpus, new_database, tmp_path
     for seed in SEEDS:
         url, data_dir = new_database(), tmp_path / f"data-{seed}"
         moment = _moment(seed, seed, len(SEEDS), 0.0, reference.duration)
-        process = start_cli(
-            "ingest",
-            str(corpus.root),
-            "--source",
-            SOURCE,
-            *recipe_args(RECIPE_A),
-            "--database-url",
-            url,
-            "--data-dir",
-            str(data_dir),
-        )
+        process = _start_ingest(corpus.root, url, data_dir, RECIPE_A)
         was_killed = _kill_at_random_moment(process, moment, reference, url, recipe.fingerprint())
         left = count_rows(url, SOURCE)
         killed += was_killed
