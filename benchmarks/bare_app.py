@@ -26,8 +26,7 @@ import cocoindex as coco
 from cocoindex.connectors import localfs, postgres
 from cocoindex.ops.text import RecursiveSplitter
 from cocoindex.resources.file import FileLike, PatternFilePathMatcher
-
-from flow.settings import Recipe
+from mdchunks.settings import Recipe
 
 APP_NAME = "mdchunks_bench_bare"
 TABLE = "bare_chunks"

@@ -30,8 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cocoindex.ops.text import RecursiveSplitter  # noqa: E402
-
-from heading_index import assign, build_index, decode_document  # noqa: E402
+from mdchunks.heading_index import assign, build_index, decode_document  # noqa: E402
 
 CORPORA = ROOT / ".." / "shared" / "corpora"
 BUDGETS = {"chunk_size": 2000, "min_chunk_size": 1000, "chunk_overlap": 200}

@@ -17,9 +17,8 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from mdchunks import database
 from psycopg import sql
-
-from flow import database
 
 _XID_MODULUS = 2**32
 BARE_COLUMNS = ("id", "source", "rel_path", "position", "char_start", "char_end", "text", "recipe")

@@ -18,8 +18,9 @@ from benchmarks.report import Figure
 
 
 def stage_index(ctx: Context) -> list[Figure]:
+    from mdchunks.heading_index import decode_document
+
     from benchmarks.bench_heading_index import measure
-    from heading_index import decode_document
 
     def texts(corpus: corpora.Corpus) -> list[str]:
         return [decode_document(p.read_bytes()) for p in corpora.markdown_files(corpus.root)]

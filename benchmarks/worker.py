@@ -60,15 +60,15 @@ def _documents(root: Path) -> list[Path]:
 
 
 def job_ours(spec: dict[str, Any]) -> dict[str, Any]:
-    import flow
-    from flow import migrate
+    import mdchunks
+    from mdchunks import migrate
 
     url = spec["database_url"]
     migrate.ensure(url)
     start_xid = _start_xid(spec)
     cpu = cpu_seconds()
     started = time.perf_counter()
-    report = flow.ingest(
+    report = mdchunks.ingest(
         Path(spec["root"]), source=spec["source"], database_url=url, data_dir=Path(spec["data_dir"])
     )
     seconds = time.perf_counter() - started
@@ -113,8 +113,8 @@ def job_bare(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_split(spec: dict[str, Any]) -> dict[str, Any]:
-    from flow.app import _SPLITTER
-    from flow.settings import Recipe
+    from mdchunks.app import _SPLITTER
+    from mdchunks.settings import Recipe
 
     recipe = Recipe()
     texts = _read_all(spec)
@@ -134,8 +134,8 @@ def job_split(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_pipeline(spec: dict[str, Any]) -> dict[str, Any]:
-    from flow.app import chunk_rows
-    from flow.settings import Recipe
+    from mdchunks.app import chunk_rows
+    from mdchunks.settings import Recipe
 
     recipe = Recipe()
     texts = _read_all(spec)
@@ -147,7 +147,7 @@ def job_pipeline(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_read(spec: dict[str, Any]) -> dict[str, Any]:
-    import flow.app  # noqa: F401 - the same imports as the jobs above
+    import mdchunks.app  # noqa: F401 - the same imports as the jobs above
 
     started = time.perf_counter()
     texts = _read_all(spec)
@@ -155,7 +155,7 @@ def job_read(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _read_all(spec: dict[str, Any]) -> list[str]:
-    from heading_index import decode_document
+    from mdchunks.heading_index import decode_document
 
     return [decode_document(path.read_bytes()) for path in _documents(Path(spec["root"]))]
 

@@ -1,60 +1,81 @@
-"""mdchunks' cocoindex app, its database and its CLI.
+"""mdchunks: markdown into PostgreSQL chunks that know their headings.
 
-The only package that knows cocoindex and Postgres. The Python API:
+Two faces over one chunker:
 
-    import flow
-    report = flow.ingest("docs/", source="docs")          # -> IngestReport
-    flow.backfill(source="docs", headings=True)            # -> [IngestReport]
-    flow.status(); flow.search("ownership rules", k=5); flow.drop("docs")
+- the plugin face, for a cocoindex app of your own (docs/plugin.md):
+  `ChunkOptions`, `HeadingChunk`, `split_markdown`, `ChunkRow`, `chunk_rows`,
+  `mount_chunk_table`, `chunk_table_sql`, `process_markdown_file`;
+- the managed face, what the `mdchunks` command runs (docs/cli.md):
+
+      import mdchunks
+      report = mdchunks.ingest("docs/", source="docs")       # -> IngestReport
+      mdchunks.status(); mdchunks.search("ownership rules", k=5); mdchunks.drop("docs")
+
+Importing mdchunks (or any module of it) changes nothing in the host process:
+no environment variable, no logging setup. The names below are loaded on
+first use, so `import mdchunks.heading_index` loads no cocoindex.
 """
 
-import os
+from __future__ import annotations
 
-# Before anything imports cocoindex: no telemetry. cocoindex otherwise sends
-# usage events to a network host (also when the variable is set to 0), and
-# mdchunks promises no network access beyond the database.
-os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
-# cocoindex's engine logs (Rust, read once at import) at warning level and up
-# by default, with colours: retries of writes while the database is away, for
-# one. mdchunks reports what matters itself, in one line; RUST_LOG=warn (or
-# info, debug) shows the engine's own log again.
-os.environ.setdefault("RUST_LOG", "error")
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from flow.api import (
-    DropReport,
-    Failure,
-    IngestReport,
-    SearchHit,
-    SourceStatus,
-    StatusReport,
-    backfill,
-    drop,
-    ingest,
-    migrate_database,
-    search,
-    status,
-)
-from flow.errors import MdchunksError
-from flow.rows import NAMESPACE, ChunkRow, DocumentRow, chunk_id
-from flow.settings import Recipe
+# Public name -> the module that defines it.
+_EXPORTS: dict[str, str] = {
+    # the managed face
+    "DropReport": "mdchunks.api",
+    "Failure": "mdchunks.api",
+    "IngestReport": "mdchunks.api",
+    "SearchHit": "mdchunks.api",
+    "SourceStatus": "mdchunks.api",
+    "StatusReport": "mdchunks.api",
+    "backfill": "mdchunks.api",
+    "drop": "mdchunks.api",
+    "ingest": "mdchunks.api",
+    "migrate_database": "mdchunks.api",
+    "search": "mdchunks.api",
+    "status": "mdchunks.api",
+    "MdchunksError": "mdchunks.errors",
+    "Recipe": "mdchunks.settings",
+    "NAMESPACE": "mdchunks.rows",
+    "ChunkRow": "mdchunks.rows",
+    "DocumentRow": "mdchunks.rows",
+    "chunk_id": "mdchunks.rows",
+}
 
-__all__ = [
-    "NAMESPACE",
-    "ChunkRow",
-    "DocumentRow",
-    "DropReport",
-    "Failure",
-    "IngestReport",
-    "MdchunksError",
-    "Recipe",
-    "SearchHit",
-    "SourceStatus",
-    "StatusReport",
-    "backfill",
-    "chunk_id",
-    "drop",
-    "ingest",
-    "migrate_database",
-    "search",
-    "status",
-]
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mdchunks' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # what a type checker sees of the lazy names above
+    from mdchunks.api import DropReport as DropReport
+    from mdchunks.api import Failure as Failure
+    from mdchunks.api import IngestReport as IngestReport
+    from mdchunks.api import SearchHit as SearchHit
+    from mdchunks.api import SourceStatus as SourceStatus
+    from mdchunks.api import StatusReport as StatusReport
+    from mdchunks.api import backfill as backfill
+    from mdchunks.api import drop as drop
+    from mdchunks.api import ingest as ingest
+    from mdchunks.api import migrate_database as migrate_database
+    from mdchunks.api import search as search
+    from mdchunks.api import status as status
+    from mdchunks.errors import MdchunksError as MdchunksError
+    from mdchunks.rows import NAMESPACE as NAMESPACE
+    from mdchunks.rows import ChunkRow as ChunkRow
+    from mdchunks.rows import DocumentRow as DocumentRow
+    from mdchunks.rows import chunk_id as chunk_id
+    from mdchunks.settings import Recipe as Recipe

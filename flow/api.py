@@ -46,8 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
-
-from flow import (
+from mdchunks import (
     catalog,
     database,
     embedding,
@@ -58,11 +57,11 @@ from flow import (
     reconcile,
     retrieval,
 )
-from flow.errors import MdchunksError, UsageError
-from flow.ledger import Processed, RunLedger
-from flow.queries import QUERIES
-from flow.settings import DEFAULT_MAX_DOC_BYTES, Recipe
-from heading_index import render_breadcrumb
+from mdchunks.errors import MdchunksError, UsageError
+from mdchunks.heading_index import render_breadcrumb
+from mdchunks.ledger import Processed, RunLedger
+from mdchunks.queries import QUERIES
+from mdchunks.settings import DEFAULT_MAX_DOC_BYTES, Recipe
 
 ProgressFn = engine.ProgressFn
 

@@ -25,14 +25,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import os
 import re
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-# No telemetry, whatever the environment says (cocoindex phones home otherwise).
-os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
 
 import asyncpg
 import cocoindex as coco
@@ -40,9 +36,8 @@ from cocoindex.connectorkits.target import ManagedBy
 from cocoindex.connectors import localfs, postgres
 from cocoindex.ops.text import RecursiveSplitter
 from cocoindex.resources.file import FileLike
-
-from flow.database import redact, scrub
-from flow.documents import (
+from mdchunks.database import redact, scrub
+from mdchunks.documents import (
     DocumentFile,
     DocumentProblem,
     DocumentTooLarge,
@@ -51,13 +46,8 @@ from flow.documents import (
     one_line,
     too_large,
 )
-from flow.errors import DatabaseUnavailable
-from flow.ledger import Processed, RunLedger
-from flow.listing import matcher
-from flow.offload import run_off_loop
-from flow.rows import CHUNKS_TABLE, ChunkRow, chunk_id
-from flow.settings import Recipe
-from heading_index import (
+from mdchunks.errors import DatabaseUnavailable
+from mdchunks.heading_index import (
     ChunkHeadings,
     StructureChunk,
     assign,
@@ -67,6 +57,11 @@ from heading_index import (
     render_breadcrumb,
     structure_chunks,
 )
+from mdchunks.ledger import Processed, RunLedger
+from mdchunks.listing import matcher
+from mdchunks.offload import run_off_loop
+from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_id
+from mdchunks.settings import Recipe
 
 # -- settings -----------------------------------------------------------------
 

@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from mdchunks.queries import QUERIES
+from mdchunks.settings import Recipe
 from psycopg.types.json import Jsonb
-
-from flow.queries import QUERIES
-from flow.settings import Recipe
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,22 +20,19 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
-
-from flow import api, database, embedding, retrieval
-from flow.errors import MdchunksError, UsageError
-from flow.lock import DEFAULT_WAIT_SECONDS
-from flow.settings import (
+from mdchunks import api, database, embedding, retrieval
+from mdchunks.errors import MdchunksError, UsageError
+from mdchunks.lock import DEFAULT_WAIT_SECONDS
+from mdchunks.settings import (
     CHUNKERS,
     DEFAULT_MAX_DOC_BYTES,
     INVALID_UTF8_MODES,
     MERGED_PATHS,
     Recipe,
 )
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -27,9 +27,8 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+from mdchunks.errors import DatabaseUnavailable, UsageError
 from psycopg import sql
-
-from flow.errors import DatabaseUnavailable, UsageError
 
 DEFAULT_DATA_DIR = Path(".mdchunks")
 EMBEDDED_DATABASE = "mdchunks"

@@ -16,9 +16,8 @@ from typing import Any
 
 import cocoindex as coco
 from cocoindex.connectors import localfs
-
-from flow.listing import FileStat
-from heading_index import DocumentDecodeError, decode_document
+from mdchunks.heading_index import DocumentDecodeError, decode_document
+from mdchunks.listing import FileStat
 
 
 class DocumentProblem(Exception):

@@ -51,8 +51,7 @@ from importlib import resources
 from typing import Any
 
 import psycopg
-
-from flow.errors import MdchunksError, UsageError
+from mdchunks.errors import MdchunksError, UsageError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -173,7 +172,7 @@ def ensure_schema(conn: psycopg.Connection, *, extension: str = EXTENSION) -> No
             "on the server, or use mdchunks' embedded PostgreSQL, which ships it. "
             "Everything else works without it"
         )
-    from flow.migrate import _advisory_lock
+    from mdchunks.migrate import _advisory_lock
 
     sql = resources.files("migrations").joinpath("optional", f"{TABLE}.sql").read_text("utf-8")
     try:

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import cocoindex as coco
 from cocoindex._internal import core as _core  # cancel_all: what `cocoindex` CLI's Ctrl-C uses
-
-from flow.app import build_app, open_environment, process_document
-from flow.errors import MdchunksError
-from flow.ledger import RunLedger
-from flow.settings import Recipe
+from mdchunks.app import build_app, open_environment, process_document
+from mdchunks.errors import MdchunksError
+from mdchunks.ledger import RunLedger
+from mdchunks.settings import Recipe
 
 ProgressFn = Callable[[int, int], None]  # (documents done, documents in total)
 AliveFn = Callable[[], None]  # raises when the run must stop (the database went away)

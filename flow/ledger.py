@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flow.listing import Listing
+from mdchunks.listing import Listing
 
 
 @dataclass(frozen=True, slots=True)

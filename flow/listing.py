@@ -23,9 +23,8 @@ from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from cocoindex.resources.file import PatternFilePathMatcher
-
-from flow.errors import UsageError
-from flow.settings import exclude_patterns, include_patterns, is_excluded_dir
+from mdchunks.errors import UsageError
+from mdchunks.settings import exclude_patterns, include_patterns, is_excluded_dir
 
 
 class FileStat(NamedTuple):

@@ -23,10 +23,9 @@ import time
 from collections.abc import Iterator
 
 import psycopg
-
-from flow import database
-from flow.errors import SourceBusy
-from flow.queries import QUERIES
+from mdchunks import database
+from mdchunks.errors import SourceBusy
+from mdchunks.queries import QUERIES
 
 DEFAULT_WAIT_SECONDS = 10.0
 

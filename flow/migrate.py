@@ -30,9 +30,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import psycopg
-
-from flow import database
-from flow.errors import DatabaseUnavailable, MdchunksError
+from mdchunks import database
+from mdchunks.errors import DatabaseUnavailable, MdchunksError
 
 MIGRATION_LOCK = "mdchunks:migrate"
 LOCK_WAIT_SECONDS = 120.0

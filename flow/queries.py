@@ -23,4 +23,6 @@ def parse(text: str) -> dict[str, str]:
     return queries
 
 
-QUERIES: dict[str, str] = parse(resources.files("flow").joinpath("queries.sql").read_text("utf-8"))
+QUERIES: dict[str, str] = parse(
+    resources.files("mdchunks").joinpath("queries.sql").read_text("utf-8")
+)

@@ -51,9 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
-
-from flow.ledger import Processed
-from flow.queries import QUERIES
+from mdchunks.ledger import Processed
+from mdchunks.queries import QUERIES
 
 _XID_MODULUS = 2**32
 

@@ -32,11 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psycopg
+from mdchunks import embedding
+from mdchunks.errors import UsageError
+from mdchunks.fusion import rrf_scores
 from psycopg import sql
-
-from flow import embedding
-from flow.errors import UsageError
-from flow.fusion import rrf_scores
 
 METHODS = ("bm25", "semantic", "hybrid")
 MATCHES = ("all", "any")

@@ -19,13 +19,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from heading_index import (
+from mdchunks.heading_index import (
     DEFAULT_BREADCRUMB_BUDGET,
     HEADING_INDEX_VERSION,
     STRUCTURE_CHUNKER_VERSION,
     StructureOptions,
 )
-from heading_index.breadcrumb import MIN_BREADCRUMB_BUDGET
+from mdchunks.heading_index.breadcrumb import MIN_BREADCRUMB_BUDGET
 
 # Suffix (lower case) -> splitter language. Markdown is split on its syntax
 # and gets heading columns; plain text is split with `language=None` and keeps

@@ -3,7 +3,7 @@
 A pure library: it imports tree-sitter and tree-sitter-markdown only (no
 cocoindex, no database driver), so any cocoindex app can use it:
 
-    from heading_index import build_index, assign, decode_document
+    from mdchunks.heading_index import build_index, assign, decode_document
 
     text = decode_document(path.read_bytes())   # UTF-8, one leading BOM removed
     index = build_index(text)                   # never raises, for any str
@@ -27,13 +27,13 @@ Choices where DESIGN sections 2-3 are silent:
   `parent_position` is None: a chunk is never its own parent.
 """
 
-from heading_index.assign import assign
-from heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, embed_text
-from heading_index.breadcrumb import render as render_breadcrumb
-from heading_index.decode import DocumentDecodeError, decode_document
-from heading_index.index import build_index
-from heading_index.model import ChunkHeadings, Heading, HeadingIndex
-from heading_index.structure import (
+from mdchunks.heading_index.assign import assign
+from mdchunks.heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, embed_text
+from mdchunks.heading_index.breadcrumb import render as render_breadcrumb
+from mdchunks.heading_index.decode import DocumentDecodeError, decode_document
+from mdchunks.heading_index.index import build_index
+from mdchunks.heading_index.model import ChunkHeadings, Heading, HeadingIndex
+from mdchunks.heading_index.structure import (
     STRUCTURE_CHUNKER_VERSION,
     BudgetSplit,
     StructureChunk,

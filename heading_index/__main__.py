@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from heading_index.decode import DocumentDecodeError, decode_document
-from heading_index.index import build_index
+from mdchunks.heading_index.decode import DocumentDecodeError, decode_document
+from mdchunks.heading_index.index import build_index
 
 
 def main(argv: list[str]) -> int:

@@ -10,7 +10,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
 
-from heading_index.model import ChunkHeadings, Heading, HeadingIndex
+from mdchunks.heading_index.model import ChunkHeadings, Heading, HeadingIndex
 
 _PREAMBLE = ChunkHeadings(
     heading_text=None, heading_level=None, heading_path=(), parent_position=None

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mdchunks.heading_index.offsets import code_point_offsets
+from mdchunks.heading_index.parse import encode, line_end, line_start, parse
 from tree_sitter import Node
-
-from heading_index.offsets import code_point_offsets
-from heading_index.parse import encode, line_end, line_start, parse
 
 _METADATA = frozenset({"minus_metadata", "plus_metadata"})
 _FRONT_MATTER_FENCES = ("---", "+++")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from heading_index.text_spans import utf8_len
+from mdchunks.heading_index.text_spans import utf8_len
 
 SEPARATOR = " > "
 ELLIPSIS = "…"

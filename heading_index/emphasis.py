@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heading_index.inline_syntax import MD_WHITESPACE, is_punctuation
+from mdchunks.heading_index.inline_syntax import MD_WHITESPACE, is_punctuation
 
 
 @dataclass(slots=True)

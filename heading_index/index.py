@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tree_sitter import Tree
-
-from heading_index.hierarchy import derive_structure
-from heading_index.inline_syntax import normalize_label
-from heading_index.inline_text import plain_text
-from heading_index.link_refs import parse_definitions
-from heading_index.markers import atx_content, lines_with_offsets, setext_content
-from heading_index.model import Heading, HeadingIndex
-from heading_index.offsets import code_point_offsets
-from heading_index.parse import (
+from mdchunks.heading_index.hierarchy import derive_structure
+from mdchunks.heading_index.inline_syntax import normalize_label
+from mdchunks.heading_index.inline_text import plain_text
+from mdchunks.heading_index.link_refs import parse_definitions
+from mdchunks.heading_index.markers import atx_content, lines_with_offsets, setext_content
+from mdchunks.heading_index.model import Heading, HeadingIndex
+from mdchunks.heading_index.offsets import code_point_offsets
+from mdchunks.heading_index.parse import (
     RawHeading,
     definition_sites,
     encode,
@@ -22,6 +20,7 @@ from heading_index.parse import (
     parse,
     structural_headings,
 )
+from tree_sitter import Tree
 
 
 @dataclass(frozen=True, slots=True)

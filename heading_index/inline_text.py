@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 
-from heading_index.autolink_text import autolink_text
-from heading_index.emphasis import Delimiter, balance, scan_delimiter_run
-from heading_index.inline_syntax import (
+from mdchunks.heading_index.autolink_text import autolink_text
+from mdchunks.heading_index.emphasis import Delimiter, balance, scan_delimiter_run
+from mdchunks.heading_index.inline_syntax import (
     ASCII_PUNCTUATION,
     EMAIL,
     ENTITIES,

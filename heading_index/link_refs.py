@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from heading_index.inline_syntax import (
+from mdchunks.heading_index.inline_syntax import (
     link_destination,
     link_title_end,
     normalize_label,

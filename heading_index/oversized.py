@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from heading_index.blocks import PipeTable, pipe_tables
-from heading_index.text_spans import Span, content_span, utf8_len
+from mdchunks.heading_index.blocks import PipeTable, pipe_tables
+from mdchunks.heading_index.text_spans import Span, content_span, utf8_len
 
 
 class BudgetSplit(Protocol):

@@ -50,12 +50,16 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Literal, Protocol
 
-from heading_index.blocks import front_matter_end
-from heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, MIN_BREADCRUMB_BUDGET, render
-from heading_index.breadcrumb import embed_text as compose_embed_text
-from heading_index.model import Heading, HeadingIndex
-from heading_index.oversized import Budgets, BudgetSplit, split_oversized
-from heading_index.text_spans import Span, content_span, utf8_len
+from mdchunks.heading_index.blocks import front_matter_end
+from mdchunks.heading_index.breadcrumb import (
+    DEFAULT_BREADCRUMB_BUDGET,
+    MIN_BREADCRUMB_BUDGET,
+    render,
+)
+from mdchunks.heading_index.breadcrumb import embed_text as compose_embed_text
+from mdchunks.heading_index.model import Heading, HeadingIndex
+from mdchunks.heading_index.oversized import Budgets, BudgetSplit, split_oversized
+from mdchunks.heading_index.text_spans import Span, content_span, utf8_len
 
 # Part of the recipe fingerprint when this chunker is chosen: bump it on any
 # change here that can change a chunk (code outside the memoized function is

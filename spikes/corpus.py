@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from heading_index import DocumentDecodeError, decode_document
+from mdchunks.heading_index import DocumentDecodeError, decode_document
 
 MARKDOWN_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".mdx"})
 EXCLUDED_DIRS: frozenset[str] = frozenset({"node_modules"})  # and every hidden one

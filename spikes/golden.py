@@ -68,7 +68,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from heading_index import HeadingIndex, build_index
+from mdchunks.heading_index import HeadingIndex, build_index
+
 from spikes.corpus import Corpus, Document, read_corpus
 from spikes.recall import collapse_whitespace
 

@@ -20,8 +20,8 @@ from importlib import metadata
 from pathlib import Path
 
 import click
+from mdchunks.heading_index import HEADING_INDEX_VERSION, STRUCTURE_CHUNKER_VERSION, build_index
 
-from heading_index import HEADING_INDEX_VERSION, STRUCTURE_CHUNKER_VERSION, build_index
 from spikes.corpus import read_corpus
 from spikes.metrics import score, total
 from spikes.modes import DEFAULT_MODES, MODES, Budgets, Mode, get_mode

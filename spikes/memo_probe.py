@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
+import mdchunks
+from mdchunks.database import stop_embedded
 
-import flow
-from flow.database import stop_embedded
 from spikes.report import fixed_width_table
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1] / "sample"
@@ -39,7 +39,7 @@ SOURCE = "memo-probe"
 @dataclass(frozen=True, slots=True)
 class Step:
     name: str
-    recipe: flow.Recipe
+    recipe: mdchunks.Recipe
     reprocess_all: bool  # expected: every document processed (else none)
 
 
@@ -75,7 +75,7 @@ class Observation:
 
 
 def steps() -> tuple[Step, ...]:
-    default = flow.Recipe()
+    default = mdchunks.Recipe()
     changed = default.with_options(chunk_size=1000, min_chunk_size=500, chunk_overlap=100)
     return (
         Step("initial ingest", default, reprocess_all=True),
@@ -85,7 +85,7 @@ def steps() -> tuple[Step, ...]:
     )
 
 
-def _recipe_label(recipe: flow.Recipe) -> str:
+def _recipe_label(recipe: mdchunks.Recipe) -> str:
     r = recipe
     return f"{r.fingerprint()} {r.chunk_size}/{r.min_chunk_size}/{r.chunk_overlap}"
 
@@ -160,12 +160,12 @@ def _hashes(root: Path) -> dict[str, str]:
 
 
 def _stale_rows(data_dir: Path) -> int:
-    report = flow.status(data_dir=data_dir)
+    report = mdchunks.status(data_dir=data_dir)
     return sum(source.stale_rows for source in report.sources if source.source == SOURCE)
 
 
 def observe(root: Path, data_dir: Path, step: Step) -> Observation:
-    report = flow.ingest(root, source=SOURCE, recipe=step.recipe, data_dir=data_dir)
+    report = mdchunks.ingest(root, source=SOURCE, recipe=step.recipe, data_dir=data_dir)
     stats = report.engine_stats
     return Observation(
         step=step,
@@ -202,13 +202,13 @@ def main(path: Path | None) -> None:
         try:
             for step in steps():
                 observations.append(observe(root, data_dir, step))
-        except flow.MdchunksError as exc:
+        except mdchunks.MdchunksError as exc:
             click.echo(f"memo probe could not run: {exc}", err=True)
             sys.exit(2)
         finally:
             try:
                 stop_embedded(data_dir)
-            except flow.MdchunksError as exc:
+            except mdchunks.MdchunksError as exc:
                 click.echo(f"memo probe: {exc}", err=True)
     click.echo(f"memo probe over {root} (throwaway embedded PostgreSQL)")
     click.echo(format_observations(observations))

@@ -58,7 +58,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from heading_index import Heading, HeadingIndex
+from mdchunks.heading_index import Heading, HeadingIndex
 
 ROOT = -1  # `Span.named` of a chunk whose breadcrumb names the document root
 

@@ -29,9 +29,14 @@ from dataclasses import dataclass
 from functools import cache
 
 from cocoindex.ops.text import RecursiveSplitter
+from mdchunks.heading_index import (
+    StructureOptions,
+    budget_split_from,
+    build_index,
+    structure_chunks,
+)
+from mdchunks.heading_index.structure import MergedPath
 
-from heading_index import StructureOptions, budget_split_from, build_index, structure_chunks
-from heading_index.structure import MergedPath
 from spikes.metrics import ROOT, Span
 
 

@@ -71,9 +71,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from flow import api, database, embedding, retrieval
-from flow.errors import MdchunksError
-from flow.settings import Recipe
+from mdchunks import api, database, embedding, retrieval
+from mdchunks.errors import MdchunksError
+from mdchunks.settings import Recipe
+
 from spikes.corpus import read_corpus
 from spikes.golden import GoldenFormatError, GoldenQuery, load_golden, verify
 from spikes.recall import first_hit_rank, recall_at_k

@@ -79,7 +79,7 @@ def _throwaway_data_dir(prefix: str) -> Iterator[Path]:
     try:
         yield folder
     finally:
-        from flow import database
+        from mdchunks import database
 
         database.stop_embedded(folder)
         shutil.rmtree(folder, ignore_errors=True)
@@ -126,7 +126,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     with _throwaway_data_dir("mdchunks-test-pg-") as folder:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from flow import database
+            from mdchunks import database
 
             server = database._start_server(folder / "pg")
         yield PostgresServer(admin_url=server.get_uri("postgres"), kind="pgserver")
@@ -165,7 +165,7 @@ class EmbeddedServer:
         """Starts the server if it is not running (as `mdchunks` would)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from flow import database
+            from mdchunks import database
 
             db = database.resolve(None, self.data_dir)
         return db.url.replace("/mdchunks?", f"/{dbname}?", 1)

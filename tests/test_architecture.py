@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,37 +21,132 @@ def _tool(name: str) -> str:
     return found
 
 
-def test_import_contracts_hold() -> None:
-    # Contracts live in pyproject.toml [tool.importlinter].
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built from this checkout and unpacked: mdchunks as a user's
+    site-packages has it (flow/, heading_index/ and migrations/ under one name)."""
+    out = tmp_path_factory.mktemp("wheel")
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+    subprocess.run(
+        [*pip_wheel, "-w", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = out.glob("mdchunks-*.whl")
+    site = out / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    return site
+
+
+def test_the_wheel_adds_one_import_name(installed: Path) -> None:
+    top = {p.name for p in installed.iterdir() if not p.name.endswith(".dist-info")}
+    assert top == {"mdchunks"}
+    assert (installed / "mdchunks" / "heading_index" / "index.py").is_file()
+    assert (installed / "mdchunks" / "migrations" / "0001_content_chunks.sql").is_file()
+    (info,) = installed.glob("mdchunks-*.dist-info")
+    entry_points = (info / "entry_points.txt").read_text()
+    assert "mdchunks = mdchunks.__main__:main" in entry_points
+
+
+def test_import_contracts_hold(installed: Path) -> None:
+    # Contracts live in pyproject.toml [tool.importlinter]. They are checked on
+    # the installed layout: in the checkout mdchunks.heading_index is a mapped
+    # folder, which import-linter cannot follow.
     result = subprocess.run(
-        [_tool("lint-imports"), "--no-cache"], cwd=ROOT, capture_output=True, text=True
+        [_tool("lint-imports"), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": f"{installed}{os.pathsep}{ROOT}"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert " 0 broken" in result.stdout, result.stdout
+    assert "Module 'mdchunks" not in result.stdout  # every contract's modules resolved
 
 
-def _imported_top_levels(package: Path) -> set[str]:
+_IMPORT_EVERYTHING = """
+import importlib, json, os, pkgutil, sys
+before = dict(os.environ)
+import mdchunks.heading_index
+light = "cocoindex" not in sys.modules
+import mdchunks
+names = [m.name for m in pkgutil.walk_packages(mdchunks.__path__, "mdchunks.")]
+index = mdchunks.heading_index
+names += [f"mdchunks.heading_index.{m.name}" for m in pkgutil.iter_modules(index.__path__)]
+names.append("mdchunks.migrations")
+for name in names:
+    importlib.import_module(name)
+for name in mdchunks.__all__:
+    getattr(mdchunks, name)
+changed = sorted(k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k))
+print(json.dumps({"light": light, "changed": changed, "modules": len(names)}))
+"""
+
+
+def test_importing_mdchunks_changes_nothing_in_the_host() -> None:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"RUST_LOG", "COCOINDEX_DISABLE_USAGE_TRACKING"}
+    }
+    env["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"  # the test's own process: no telemetry
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EVERYTHING],
+        cwd=ROOT.parent,  # not the checkout: what is importable is what is installed
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    import json
+
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["light"], "import mdchunks.heading_index loaded cocoindex"
+    assert found["changed"] == []
+    assert found["modules"] > 20
+
+
+def _imported_modules(folder: Path) -> set[str]:
+    """Every absolute module name an import statement below `folder` names."""
     names: set[str] = set()
-    for source in package.rglob("*.py"):
+    for source in folder.rglob("*.py"):
         for node in ast.walk(ast.parse(source.read_text(), str(source))):
             if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
+                names.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names.add(node.module.split(".")[0])
+                names.add(node.module)
     return names
+
+
+def _top_levels(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
 
 
 def test_heading_index_imports_only_tree_sitter_and_the_standard_library() -> None:
     # A second, independent check: import-linter only sees modules it can
     # resolve; this one reads every import statement of the package.
-    third_party = _imported_top_levels(ROOT / "heading_index") - set(sys.stdlib_module_names)
-    assert third_party <= {"heading_index", "tree_sitter", "tree_sitter_markdown"}, third_party
+    modules = _imported_modules(ROOT / "heading_index")
+    ours = {name for name in modules if name.split(".")[0] == "mdchunks"}
+    assert all(name.startswith("mdchunks.heading_index") for name in ours), ours
+    third_party = _top_levels(modules) - set(sys.stdlib_module_names) - {"mdchunks"}
+    assert third_party <= {"tree_sitter", "tree_sitter_markdown"}, third_party
 
 
-def test_only_flow_and_spikes_know_cocoindex_and_postgres() -> None:
+def test_heading_index_and_migrations_know_no_engine_and_no_database() -> None:
     database_or_engine = {"cocoindex", "asyncpg", "psycopg", "pgserver", "yoyo"}
-    assert not _imported_top_levels(ROOT / "heading_index") & database_or_engine
-    assert not _imported_top_levels(ROOT / "migrations") & database_or_engine
+    assert not _top_levels(_imported_modules(ROOT / "heading_index")) & database_or_engine
+    assert not _top_levels(_imported_modules(ROOT / "migrations")) & database_or_engine
+
+
+def test_everything_imports_the_product_by_its_one_name() -> None:
+    # The repository keeps flow/, heading_index/ and migrations/ at its top;
+    # installed they exist only as mdchunks.*, so importing them by their
+    # folder names would work in a checkout and nowhere else.
+    folder_names = {"flow", "heading_index", "migrations"}
+    for folder in ("flow", "heading_index", "migrations", "spikes", "benchmarks", "tests"):
+        found = _top_levels(_imported_modules(ROOT / folder)) & folder_names
+        assert not found, f"{folder}/ imports {sorted(found)} instead of mdchunks.*"
 
 
 def test_ruff_is_clean() -> None:

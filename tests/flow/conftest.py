@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mdchunks
 import pytest
-
-import flow
-from flow import cli
+from mdchunks import cli
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 RUST_BOOK = (SHARED / "corpora" / "rust-book").resolve()
@@ -61,16 +60,16 @@ def _writable(root: Path) -> Path:
     return root
 
 
-Ingest = Callable[..., flow.IngestReport]
+Ingest = Callable[..., mdchunks.IngestReport]
 
 
 @pytest.fixture
 def ingest(database_url: str, data_dir: Path) -> Ingest:
     """`flow.ingest` against this test's database and data dir."""
 
-    def run(root: Path, **options: Any) -> flow.IngestReport:
+    def run(root: Path, **options: Any) -> mdchunks.IngestReport:
         options.setdefault("source", "docs")
-        return flow.ingest(root, database_url=database_url, data_dir=data_dir, **options)
+        return mdchunks.ingest(root, database_url=database_url, data_dir=data_dir, **options)
 
     return run
 

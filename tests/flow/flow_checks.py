@@ -10,10 +10,8 @@ from typing import Any
 
 import psycopg
 from cocoindex.ops.text import RecursiveSplitter
-from psycopg.rows import dict_row
-
-from flow import Recipe, chunk_id
-from heading_index import (
+from mdchunks import Recipe, chunk_id
+from mdchunks.heading_index import (
     assign,
     budget_split_from,
     build_index,
@@ -22,6 +20,7 @@ from heading_index import (
     render_breadcrumb,
     structure_chunks,
 )
+from psycopg.rows import dict_row
 
 _SPLITTER = RecursiveSplitter()
 _BUDGET_SPLIT = budget_split_from(_SPLITTER)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from conftest import RunCli
 from flow_checks import assert_rows_match_files, fetch
-
-from flow import Recipe
+from mdchunks import Recipe
 
 
 def _file_state(root: Path) -> dict[Path, tuple[int, bytes]]:

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import RunCli
 from flow_checks import fetch
-
-from flow import cli, migrate
+from mdchunks import cli, migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["ingest", "backfill", "status", "search", "migrate", "drop", "stop"]
@@ -123,7 +122,7 @@ def test_an_unreachable_database_is_one_line_without_the_password(tmp_path: Path
     """The real console entry point, in a process of its own."""
     env = dict(os.environ, DATABASE_URL="postgresql://someone:s3cret-pw@127.0.0.1:9/nowhere")
     result = subprocess.run(
-        [sys.executable, "-m", "flow.cli", "ingest", str(tmp_path)],
+        [sys.executable, "-m", "mdchunks", "ingest", str(tmp_path)],
         cwd=ROOT,
         env=env,
         capture_output=True,

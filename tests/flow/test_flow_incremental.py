@@ -6,12 +6,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import mdchunks
 import psycopg
 from conftest import Ingest
 from flow_checks import assert_rows_match_files, fetch, rows_by_document, xmins
-
-import flow
-from flow import Recipe
+from mdchunks import Recipe
 
 OWNERSHIP = "ch04-01-what-is-ownership.md"
 STRINGS = "ch08-02-strings.md"
@@ -172,7 +171,7 @@ def test_engine_state_is_bound_to_its_database(
     ingest(docs)
     other = new_database()
 
-    report = flow.ingest(docs, source="docs", database_url=other, data_dir=data_dir)
+    report = mdchunks.ingest(docs, source="docs", database_url=other, data_dir=data_dir)
 
     assert report.processed == 8 and report.unchanged == 0
     assert_rows_match_files(other, docs)

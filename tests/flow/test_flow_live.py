@@ -12,10 +12,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import mdchunks
 import pytest
 from flow_checks import fetch
-
-import flow
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "live"
@@ -24,7 +23,7 @@ SOURCE = "live"
 # Python keeps ignoring: the watch gets Python's own handler back explicitly.
 CLI = (
     "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "from flow.cli import main; main()"
+    "from mdchunks.__main__ import main; main()"
 )
 
 
@@ -133,7 +132,7 @@ def test_live_ingests_changes_as_they_happen(
     assert live[-1] == "live: 2 added, 1 changed, 1 removed since the watch began", out
 
     # The watch ended cleanly: its state is trusted, nothing is left to do.
-    again = flow.ingest(root, source=SOURCE, database_url=database_url, data_dir=data_dir)
+    again = mdchunks.ingest(root, source=SOURCE, database_url=database_url, data_dir=data_dir)
     assert not again.state_reset and again.processed == 0, again
     assert [f.rel_path for f in again.failures] == ["bad.md"]
     paths = fetch(

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 from conftest import Ingest
-
-from flow import lock
-from flow.errors import SourceBusy
+from mdchunks import lock
+from mdchunks.errors import SourceBusy
 
 
 def test_a_second_run_on_a_busy_source_waits_then_refuses(

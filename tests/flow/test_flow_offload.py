@@ -7,7 +7,7 @@ import contextvars
 import threading
 import time
 
-from flow.offload import INLINE_BELOW_BYTES, ByteBudget, run_off_loop
+from mdchunks.offload import INLINE_BELOW_BYTES, ByteBudget, run_off_loop
 
 
 def _peak_concurrency(budget: ByteBudget, sizes: list[int]) -> tuple[int, list[int]]:

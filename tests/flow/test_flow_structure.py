@@ -15,10 +15,9 @@ import psycopg
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import assert_rows_match_files, expected_chunks, fetch, rows_by_document
-
-from flow import Recipe, chunk_id, migrate
-from flow.app import _SPLITTER
-from heading_index import budget_split_from, build_index, decode_document, structure_chunks
+from mdchunks import Recipe, chunk_id, migrate
+from mdchunks.app import _SPLITTER
+from mdchunks.heading_index import budget_split_from, build_index, decode_document, structure_chunks
 
 ROOT = Path(__file__).resolve().parents[2]
 STRUCTURE = Recipe(chunker="structure")

@@ -8,12 +8,11 @@ from pathlib import Path
 import cocoindex as coco
 import pytest
 from cocoindex._internal.memo_fingerprint import memo_fingerprint as coco_memo_fingerprint
-
-from flow import NAMESPACE, Recipe, SearchHit, chunk_id
-from flow.app import rel_path_of
-from flow.database import redact, scrub
-from flow.listing import walk
-from flow.queries import QUERIES, parse
+from mdchunks import NAMESPACE, Recipe, SearchHit, chunk_id
+from mdchunks.app import rel_path_of
+from mdchunks.database import redact, scrub
+from mdchunks.listing import walk
+from mdchunks.queries import QUERIES, parse
 
 
 def test_ids_are_uuid5_of_source_path_and_position() -> None:

@@ -3,7 +3,7 @@ property tests and the golden files, which check them before comparing)."""
 
 from __future__ import annotations
 
-from heading_index import ChunkHeadings, HeadingIndex, assign
+from mdchunks.heading_index import ChunkHeadings, HeadingIndex, assign
 
 
 def _nearest_shallower(index: HeadingIndex, i: int) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from heading_index import ChunkHeadings, HeadingIndex, assign, build_index
+from mdchunks.heading_index import ChunkHeadings, HeadingIndex, assign, build_index
 
 PREAMBLE = ChunkHeadings(None, None, (), None)
 

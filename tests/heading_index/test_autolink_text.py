@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 from markdown_it import MarkdownIt
-
-from heading_index.autolink_text import autolink_text
+from mdchunks.heading_index.autolink_text import autolink_text
 
 _MD = MarkdownIt("commonmark")
 

@@ -7,8 +7,7 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from heading_index.breadcrumb import (
+from mdchunks.heading_index.breadcrumb import (
     ELLIPSIS,
     MIN_BREADCRUMB_BUDGET,
     SEPARATOR,

@@ -16,8 +16,7 @@ from commonmark_reference import (
     setext_variant,
     spec_examples,
 )
-
-from heading_index import build_index
+from mdchunks.heading_index import build_index
 
 # The one list of deviations from the reference, by test id, each with its reason.
 # A listed test that starts agreeing fails (strict), so the list cannot go stale.

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from heading_index import DocumentDecodeError, decode_document
+from mdchunks.heading_index import DocumentDecodeError, decode_document
 
 
 def test_plain_utf8() -> None:

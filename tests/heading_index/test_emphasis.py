@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from heading_index.emphasis import Delimiter, balance, scan_delimiter_run
+from mdchunks.heading_index.emphasis import Delimiter, balance, scan_delimiter_run
 
 
 @pytest.mark.parametrize(

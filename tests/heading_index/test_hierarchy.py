@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from heading_index.hierarchy import derive_structure
+from mdchunks.heading_index.hierarchy import derive_structure
 
 
 def test_empty() -> None:

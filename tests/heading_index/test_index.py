@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from heading_index import HeadingIndex, assign, build_index
+from mdchunks.heading_index import HeadingIndex, assign, build_index
 
 
 def test_empty_text_gives_an_empty_index() -> None:

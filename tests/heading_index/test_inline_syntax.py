@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from heading_index.inline_syntax import (
+from mdchunks.heading_index.inline_syntax import (
     is_punctuation,
     last_backtick_runs,
     link_destination,

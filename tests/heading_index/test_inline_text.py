@@ -9,9 +9,8 @@ import pytest
 from commonmark_reference import reference_headings
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from heading_index import build_index
-from heading_index.inline_text import plain_text
+from mdchunks.heading_index import build_index
+from mdchunks.heading_index.inline_text import plain_text
 
 
 @pytest.mark.parametrize(

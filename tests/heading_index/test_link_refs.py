@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from heading_index.link_refs import parse_definitions
+from mdchunks.heading_index.link_refs import parse_definitions
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from heading_index.__main__ import main
+from mdchunks.heading_index.__main__ import main
 
 
 def test_prints_one_json_object_per_heading(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -58,7 +58,7 @@ def test_runs_as_a_module(tmp_path: Path) -> None:
     doc = tmp_path / "d.md"
     doc.write_text("# One\n")
     result = subprocess.run(
-        [sys.executable, "-m", "heading_index", str(doc)],
+        [sys.executable, "-m", "mdchunks.heading_index", str(doc)],
         capture_output=True,
         text=True,
         check=True,

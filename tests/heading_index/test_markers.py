@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from heading_index.markers import (
+from mdchunks.heading_index.markers import (
     atx_content,
     lines_with_offsets,
     setext_content,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from heading_index.offsets import code_point_offsets
+from mdchunks.heading_index.offsets import code_point_offsets
 
 
 @settings(max_examples=200, deadline=None)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from heading_index import parse as parse_module
-from heading_index.parse import (
+from mdchunks.heading_index import parse as parse_module
+from mdchunks.heading_index.parse import (
     RawHeading,
     heading_prefix_length,
     line_end,

@@ -9,9 +9,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from index_invariants import check_assignment, check_index_invariants
 from markdown_strategies import ANY_TEXT, markdown_documents
-
-from heading_index import assign, build_index
-from heading_index.parse import heading_prefix_length, parse, structural_headings
+from mdchunks.heading_index import assign, build_index
+from mdchunks.heading_index.parse import heading_prefix_length, parse, structural_headings
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

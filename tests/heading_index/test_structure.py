@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-
-from heading_index import build_index
-from heading_index.structure import (
+from mdchunks.heading_index import build_index
+from mdchunks.heading_index.structure import (
     StructureChunk,
     StructureOptions,
     StructureResult,
@@ -384,7 +383,7 @@ def test_parents_point_at_the_first_chunk_of_the_parent_section() -> None:
 
 
 def test_first_rule_columns_equal_assign_over_the_splitting_headings() -> None:
-    from heading_index import assign
+    from mdchunks.heading_index import assign
 
     doc = "Intro.\n\n# A\n\naa\n\n## B\n\nbb\n\n#### deep\n\n## C\n\ncc\n\n# D\n\ndd\n"
     result = chunk(doc)

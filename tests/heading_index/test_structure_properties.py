@@ -19,11 +19,10 @@ os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
 from cocoindex.ops.text import RecursiveSplitter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from heading_index import assign, build_index
-from heading_index.blocks import front_matter_end
-from heading_index.breadcrumb import embed_text, render
-from heading_index.structure import (
+from mdchunks.heading_index import assign, build_index
+from mdchunks.heading_index.blocks import front_matter_end
+from mdchunks.heading_index.breadcrumb import embed_text, render
+from mdchunks.heading_index.structure import (
     StructureChunk,
     StructureOptions,
     StructureResult,

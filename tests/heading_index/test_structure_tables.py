@@ -8,10 +8,9 @@ carry its header and delimiter rows in their embed text only.
 from __future__ import annotations
 
 import pytest
-
-from heading_index import build_index
-from heading_index.blocks import front_matter_end, pipe_tables
-from heading_index.structure import StructureOptions, StructureResult, structure_chunks
+from mdchunks.heading_index import build_index
+from mdchunks.heading_index.blocks import front_matter_end, pipe_tables
+from mdchunks.heading_index.structure import StructureOptions, StructureResult, structure_chunks
 
 HEADER = "| Name | Value |\n|------|------:|"
 

@@ -6,8 +6,7 @@ Each expectation is worked out by hand from CommonMark and DESIGN section 2.
 from __future__ import annotations
 
 import pytest
-
-from heading_index import Heading, build_index
+from mdchunks.heading_index import Heading, build_index
 
 
 def headings(text: str) -> list[tuple[int, str]]:

@@ -12,9 +12,8 @@ from typing import Any
 import psycopg
 import pytest
 from cocoindex.connectors.postgres import TableSchema
-
-from flow import ChunkRow, DocumentRow, migrate
-from flow.rows import CHUNKS_TABLE, DOCUMENTS_TABLE
+from mdchunks import ChunkRow, DocumentRow, migrate
+from mdchunks.rows import CHUNKS_TABLE, DOCUMENTS_TABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,7 +110,7 @@ def test_migrating_twice_is_a_no_op(database_url: str) -> None:
 
 
 def test_migrating_twice_at_once_applies_each_migration_once(database_url: str) -> None:
-    command = [sys.executable, "-m", "flow.cli", "migrate", "--database-url", database_url]
+    command = [sys.executable, "-m", "mdchunks", "migrate", "--database-url", database_url]
     runs = [
         subprocess.Popen(
             command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -27,7 +27,7 @@ TLDR = SHARED / "corpora" / "tldr"
 RUST_BOOK = SHARED / "corpora" / "rust-book"
 
 # `mdchunks` exactly as the console script runs it (flow.cli:main).
-MDCHUNKS = [sys.executable, "-c", "from flow.cli import main; main()"]
+MDCHUNKS = [sys.executable, "-m", "mdchunks"]
 
 # Two recipes for crash, backfill and concurrency tests. All three budgets are
 # given, so `ingest` and `backfill` mean the same recipe whatever was stored.
@@ -41,7 +41,7 @@ def recipe_args(budgets: Sequence[str]) -> list[str]:
 
 
 def recipe_of(budgets: Sequence[str]) -> Any:
-    from flow import Recipe
+    from mdchunks import Recipe
 
     size, minimum, overlap = (int(value) for value in budgets)
     return Recipe(chunk_size=size, min_chunk_size=minimum, chunk_overlap=overlap)

@@ -25,7 +25,7 @@ def main() -> None:
     plan = json.loads(Path(sys.argv[1]).read_text())
     root = Path(plan["root"])
 
-    from flow import cli, listing
+    from mdchunks import cli, listing
 
     walk = listing.walk
 

@@ -21,6 +21,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from mdchunks import ChunkRow, Recipe
+from mdchunks.app import chunk_rows
+from mdchunks.documents import document_text
+from mdchunks.settings import DEFAULT_MAX_DOC_BYTES
 from psycopg.rows import dict_row
 from reliability_support import (
     RUST_BOOK,
@@ -29,11 +33,6 @@ from reliability_support import (
     copy_corpus,
     query,
 )
-
-from flow import ChunkRow, Recipe
-from flow.app import chunk_rows
-from flow.documents import document_text
-from flow.settings import DEFAULT_MAX_DOC_BYTES
 
 SWAP = Path(__file__).with_name("swap_after_walk.py")
 SOURCE = "corpus"
@@ -152,7 +151,7 @@ def _ingest(root: Path, url: str, data_dir: Path, plan: dict[str, Any] | None = 
     args = ["ingest", str(root), "--source", SOURCE, "--database-url", url]
     args += ["--data-dir", str(data_dir)]
     if plan is None:
-        command = [sys.executable, "-c", "from flow.cli import main; main()", *args]
+        command = [sys.executable, "-m", "mdchunks", *args]
     else:
         plan_file = data_dir.parent / "swap-plan.json"
         plan_file.write_text(json.dumps({"root": str(root), **plan}))
@@ -323,7 +322,7 @@ def test_bad_documents_cost_only_themselves(tmp_path: Path, database_url: str) -
 def test_crlf_and_bom_offsets_count_in_the_decoded_text(tmp_path: Path, database_url: str) -> None:
     """text == document[char_start:char_end], with document the file's bytes
     decoded as UTF-8 and one leading BOM removed; CR characters are kept."""
-    from flow import ingest
+    from mdchunks import ingest
 
     root = tmp_path / "docs"
     root.mkdir()
@@ -352,7 +351,7 @@ def test_invalid_utf8_can_be_ingested_with_replacement_characters(
     """`--invalid-utf8 replace`: each invalid sequence becomes U+FFFD; that text
     is stored and the offsets count in it. Back to `skip`, the document fails
     again and its rows go (the option is part of the recipe)."""
-    from flow import ingest
+    from mdchunks import ingest
 
     root = tmp_path / "docs"
     root.mkdir()

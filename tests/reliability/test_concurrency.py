@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import mdchunks
 import psycopg
 import pytest
 from reliability_support import (
@@ -31,8 +32,6 @@ from reliability_support import (
     start_cli,
     table,
 )
-
-import flow
 
 SOURCE = "corpus"
 
@@ -68,7 +67,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory, module_database) -> Setup:  
         ("two", other, "two", RECIPE_A),
     ]:
         url = module_database()
-        report = flow.ingest(
+        report = mdchunks.ingest(
             folder,
             source=source,
             recipe=recipe_of(budgets),

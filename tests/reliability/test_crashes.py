@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mdchunks
 import pytest
 from reliability_support import (
     RECIPE_A,
@@ -44,8 +45,6 @@ from reliability_support import (
     table,
     wait_until,
 )
-
-import flow
 
 SOURCE = "corpus"
 SEEDS = range(10)
@@ -153,12 +152,12 @@ def test_killed_ingest_converges_on_rerun(corpus: Corpus, new_database, tmp_path
             f"of {reference.duration:.2f}, {left} of {len(reference.rows)} rows there"
         )
 
-        report = flow.ingest(
+        report = mdchunks.ingest(
             corpus.root, source=SOURCE, recipe=recipe, database_url=url, data_dir=data_dir
         )
         assert report.ok, (outcomes[-1], report.failures)
         _assert_converged(url, reference)
-        again = flow.ingest(
+        again = mdchunks.ingest(
             corpus.root, source=SOURCE, recipe=recipe, database_url=url, data_dir=data_dir
         )
         assert again.processed == 0 and again.rows_written == 0 and not again.healed, outcomes[-1]
@@ -213,7 +212,7 @@ def test_killed_recipe_change_converges(corpus: Corpus, new_database, tmp_path: 
     """`ingest` with a changed recipe, killed at random moments (rows of two
     recipes in the table), then completed: the new recipe's clean table."""
     url, data_dir = new_database(), tmp_path / "data"
-    flow.ingest(
+    mdchunks.ingest(
         corpus.root, source=SOURCE, recipe=recipe_of(RECIPE_A), database_url=url, data_dir=data_dir
     )
     _assert_converged(url, corpus.references[RECIPE_A])
@@ -221,9 +220,9 @@ def test_killed_recipe_change_converges(corpus: Corpus, new_database, tmp_path: 
     def command(budgets: tuple[str, ...]) -> list[str]:
         return ["ingest", str(corpus.root), "--source", SOURCE, *recipe_args(budgets)]
 
-    def complete(budgets: tuple[str, ...]) -> list[flow.IngestReport]:
+    def complete(budgets: tuple[str, ...]) -> list[mdchunks.IngestReport]:
         return [
-            flow.ingest(
+            mdchunks.ingest(
                 corpus.root,
                 source=SOURCE,
                 recipe=recipe_of(budgets),
@@ -239,16 +238,16 @@ def test_killed_backfill_converges(corpus: Corpus, new_database, tmp_path: Path)
     """`backfill` to another recipe killed at random moments, then completed
     (with `backfill` again): the new recipe's clean table."""
     url, data_dir = new_database(), tmp_path / "data"
-    flow.ingest(
+    mdchunks.ingest(
         corpus.root, source=SOURCE, recipe=recipe_of(RECIPE_A), database_url=url, data_dir=data_dir
     )
 
     def command(budgets: tuple[str, ...]) -> list[str]:
         return ["backfill", "--source", SOURCE, *recipe_args(budgets)]
 
-    def complete(budgets: tuple[str, ...]) -> list[flow.IngestReport]:
+    def complete(budgets: tuple[str, ...]) -> list[mdchunks.IngestReport]:
         size, minimum, overlap = (int(value) for value in budgets)
-        return flow.backfill(
+        return mdchunks.backfill(
             source=SOURCE,
             chunk_size=size,
             min_chunk_size=minimum,
@@ -271,8 +270,8 @@ def test_an_engine_state_that_did_not_make_the_rows_is_not_trusted(
     page = root / "page.md"
     one, two = b"# One\n\nversion one\n", b"# Two\n\nversion two\n"
 
-    def run(data_dir: str) -> flow.IngestReport:
-        report = flow.ingest(
+    def run(data_dir: str) -> mdchunks.IngestReport:
+        report = mdchunks.ingest(
             root, source=SOURCE, database_url=database_url, data_dir=tmp_path / data_dir
         )
         assert report.ok
@@ -304,7 +303,7 @@ def test_a_migration_lock_left_by_a_killed_run_does_not_block_the_next(
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\ntext\n")
 
-    report = flow.ingest(
+    report = mdchunks.ingest(
         tmp_path / "docs", source=SOURCE, database_url=database_url, data_dir=tmp_path / "data"
     )
 
@@ -320,7 +319,7 @@ def test_a_run_stopped_after_the_engine_wrote_before_the_document_rows(
     write raises, as a kill would stop it) leaves a document row that counts
     the old chunks. The next run must not trust the memo of the grown file,
     or the reconciliation would delete its new chunks as extra positions."""
-    from flow import reconcile
+    from mdchunks import reconcile
 
     root = tmp_path / "docs"
     root.mkdir()
@@ -328,13 +327,13 @@ def test_a_run_stopped_after_the_engine_wrote_before_the_document_rows(
     page.write_text("# Page\n\nshort\n")
     (root / "other.md").write_text("# Other\n\nunchanged\n")
 
-    def ingest() -> flow.IngestReport:
-        return flow.ingest(
+    def ingest() -> mdchunks.IngestReport:
+        return mdchunks.ingest(
             root,
             source=SOURCE,
             database_url=database_url,
             data_dir=tmp_path / "data",
-            recipe=flow.Recipe(chunk_size=200, min_chunk_size=100, chunk_overlap=0),
+            recipe=mdchunks.Recipe(chunk_size=200, min_chunk_size=100, chunk_overlap=0),
         )
 
     assert ingest().ok

@@ -11,8 +11,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import mdchunks
 import psycopg
 import pytest
+from mdchunks import database
 from reliability_support import (
     Done,
     assert_invariants,
@@ -28,9 +30,6 @@ from reliability_support import (
     table,
     wait_until,
 )
-
-import flow
-from flow import database
 
 SOURCE = "corpus"
 
@@ -79,7 +78,7 @@ def test_a_server_stopped_mid_run_fails_clearly_and_a_rerun_converges(
     `mdchunks ingest` starts the server again and ends with the table of a
     clean run."""
     root = copy_corpus(tmp_path / "corpus", tldr_pages=1200)
-    clean = flow.ingest(
+    clean = mdchunks.ingest(
         root, source=SOURCE, database_url=database_url, data_dir=tmp_path / "clean"
     )  # the reference, on the session's server
     assert clean.ok

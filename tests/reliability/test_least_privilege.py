@@ -19,8 +19,10 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import mdchunks
 import psycopg
 import pytest
+from mdchunks import Recipe
 from psycopg import sql
 from reliability_support import (
     ROOT,
@@ -34,9 +36,6 @@ from reliability_support import (
     table,
     with_credentials,
 )
-
-import flow
-from flow import Recipe
 
 SOURCE = "docs"
 NO_NETWORK = [sys.executable, str(Path(__file__).with_name("no_network.py"))]
@@ -60,7 +59,7 @@ def restricted(database_url: str) -> Iterator[str]:
     """A login role with only the grants above, in a database whose public
     rights (CONNECT, TEMP, CREATE on the schema) are revoked. Its URL."""
     role, password = f"mdchunks_dml_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    flow.migrate_database(database_url=database_url)  # as the stronger role
+    mdchunks.migrate_database(database_url=database_url)  # as the stronger role
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(
             sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
@@ -145,7 +144,7 @@ def test_a_role_with_only_dml_rights_ingests(
 
     # The rows are exactly those of a superuser's clean run of the same recipe.
     reference = new_database()
-    flow.ingest(
+    mdchunks.ingest(
         root,
         source=SOURCE,
         recipe=Recipe().with_options(chunk_size=700),
@@ -218,7 +217,7 @@ def test_hostile_source_names_are_data_not_sql(database_url: str, tmp_path: Path
     assert run_cli("search", "text", "--source", name, *url_args).code == 0
     assert run_cli("backfill", "--source", name, "--chunk-size", "900", *url_args).code == 0
     for other in HOSTILE[1:]:
-        assert flow.ingest(root, source=other, database_url=database_url, data_dir=data_dir).ok
+        assert mdchunks.ingest(root, source=other, database_url=database_url, data_dir=data_dir).ok
 
     tables = {
         row[0]
@@ -245,8 +244,8 @@ def test_hostile_source_names_are_data_not_sql(database_url: str, tmp_path: Path
 @pytest.mark.parametrize("name", ["", "   ", "a\x00b", "line\nbreak", "x" * 201])
 def test_invalid_source_names_are_refused(name: str, tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
-    with pytest.raises(flow.MdchunksError) as refused:
-        flow.ingest(tmp_path / "docs", source=name, database_url="postgresql://u@h/db")
+    with pytest.raises(mdchunks.MdchunksError) as refused:
+        mdchunks.ingest(tmp_path / "docs", source=name, database_url="postgresql://u@h/db")
     assert refused.value.exit_code == 2
 
 
@@ -370,7 +369,7 @@ def test_no_network_access_at_run_time(embedded, tmp_path: Path) -> None:  # typ
         assert len(table(url, SOURCE)) >= 30
 
 
-MDCHUNKS_CMD = [sys.executable, "-c", "from flow.cli import main; main()"]
+MDCHUNKS_CMD = [sys.executable, "-m", "mdchunks"]
 
 
 def _guarded(command: list[str], env: dict[str, str]):  # type: ignore[no-untyped-def]

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from heading_index import (
+from mdchunks.heading_index import (
     StructureOptions,
     assign,
     budget_split_from,
@@ -19,6 +18,7 @@ from heading_index import (
     decode_document,
     structure_chunks,
 )
+
 from spikes.corpus import read_corpus
 from spikes.heading_eval import evaluate, main
 from spikes.metrics import ROOT as DOCUMENT_ROOT

@@ -8,8 +8,8 @@ these tests depend on nothing but `spikes.metrics` and the dataclasses.
 from __future__ import annotations
 
 import pytest
+from mdchunks.heading_index import Heading, HeadingIndex
 
-from heading_index import Heading, HeadingIndex
 from spikes.metrics import (
     EMPTY_SCORES,
     ROOT,
