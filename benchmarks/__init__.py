@@ -8,8 +8,8 @@ run on the same machine (the splitter alone, or a bare cocoindex app in the
 same PostgreSQL), so the ratios mean something on a shared, noisy machine
 where absolute times do not. Modules:
 
-- `corpora`: the shared corpora and the generated ones (50,000 files, a 50 MB
-  document, rust-book copies);
+- `corpora`: the real corpora (bundled in `corpora/`, or folders given) and
+  the generated ones (50,000 files, a 50 MB document, rust-book copies);
 - `bench_heading_index`: stage 1, `build_index` vs the splitter;
 - `bare_app`: the baseline cocoindex app (the upstream example's shape);
 - `postgres`: a throwaway embedded PostgreSQL and per-trial databases;

@@ -6,6 +6,8 @@
 A full run takes about 20 minutes on 2 cores; `--quick` uses small corpora
 and one run per figure (a smoke test, its figures mean little). Results go
 to `benchmarks/results/` (`--out`): `<plan>.json` and `<plan>.txt`.
+The real corpora are the bundled ones (`corpora/`) unless `--rust-book DIR`
+or `--tldr DIR` name others.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
 
-from benchmarks import report
+from benchmarks import corpora, report
 from benchmarks.context import Context, log
 from benchmarks.plan import FULL, QUICK, STAGES
 from benchmarks.stages import STAGES as RUNNERS
@@ -60,7 +62,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--generated-files", type=int, help="override: size of the many-files corpus"
     )
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--rust-book",
+        type=Path,
+        default=corpora.RUST_BOOK,
+        metavar="DIR",
+        help="the rust-book's markdown (default: the bundled corpora/rust-book)",
+    )
+    parser.add_argument(
+        "--tldr",
+        type=Path,
+        default=corpora.TLDR,
+        metavar="DIR",
+        help="tldr pages (default: the 600 bundled in corpora/tldr; the published "
+        "figures are of tldr-pages' whole pages/ folder, 7,425 pages)",
+    )
+    args = parser.parse_args(argv)
+    for name, folder in (("--rust-book", args.rust_book), ("--tldr", args.tldr)):
+        if not any(folder.rglob("*.md")):
+            parser.error(f"{name} {folder}: no markdown files there")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = dataclasses.replace(plan, **{k: v for k, v in overrides.items() if v is not None})
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="mdchunks-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    ctx = Context(plan=plan, work=work, admin_url=args.admin_url)
+    sources = corpora.Sources(rust_book=args.rust_book.resolve(), tldr=args.tldr.resolve())
+    ctx = Context(plan=plan, work=work, admin_url=args.admin_url, sources=sources)
     started = time.perf_counter()
     env = report.environment(None)
     figures: list[report.Figure] = []
@@ -91,13 +113,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     env["versions"]["postgresql"] = postgres_version or "not started"
     seconds = time.perf_counter() - started
-    text = report.header_text(env, plan.name, seconds) + "\n" + report.table(figures)
+    read = f"corpora: rust-book {sources.rust_book}, tldr {sources.tldr}\n"
+    text = report.header_text(env, plan.name, seconds) + read + "\n" + report.table(figures)
     for failure in ctx.raw.get("failures", []):
         text += f"\nfailed documents ({failure['app']}, {failure['corpus']}): {failure['failures']}"
     print(text)
     if not args.no_save:
         args.out.mkdir(parents=True, exist_ok=True)
-        plan_json = {**dataclasses.asdict(plan), "stages": args.only}
+        plan_json = {
+            **dataclasses.asdict(plan),
+            "stages": args.only,
+            "corpora": {"rust-book": str(sources.rust_book), "tldr": str(sources.tldr)},
+        }
         (args.out / f"{plan.name}.json").write_text(
             report.to_json(env, plan_json, figures, ctx.raw), encoding="utf-8"
         )

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from cocoindex.ops.text import RecursiveSplitter  # noqa: E402
 from mdchunks.heading_index import assign, build_index, decode_document  # noqa: E402
 
-CORPORA = ROOT / ".." / "shared" / "corpora"
+CORPORA = ROOT / "corpora"  # bundled (corpora/README.md); --rust-book / --tldr name others
 BUDGETS = {"chunk_size": 2000, "min_chunk_size": 1000, "chunk_overlap": 200}
 
 
@@ -103,8 +103,11 @@ def measure(name: str, texts: Sequence[str], repeats: int) -> Figures:
     )
 
 
-def _read_corpus(name: str) -> list[str]:
-    return [decode_document(path.read_bytes()) for path in sorted((CORPORA / name).rglob("*.md"))]
+def _read_corpus(folder: Path) -> list[str]:
+    texts = [decode_document(path.read_bytes()) for path in sorted(folder.rglob("*.md"))]
+    if not texts:
+        raise SystemExit(f"no markdown files in the corpus folder {folder}")
+    return texts
 
 
 def _big_document(chapters: Sequence[str], megabytes: int) -> str:
@@ -118,12 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="runs per median (default 5)")
     parser.add_argument("--big-mb", type=int, default=50, help="size of the big document (MB)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--rust-book", type=Path, default=CORPORA / "rust-book", metavar="DIR")
+    parser.add_argument("--tldr", type=Path, default=CORPORA / "tldr", metavar="DIR")
     args = parser.parse_args(argv)
 
-    rust_book = _read_corpus("rust-book")
+    rust_book = _read_corpus(args.rust_book)
     results = [
         measure("rust-book", rust_book, args.repeats),
-        measure("tldr", _read_corpus("tldr"), args.repeats),
+        measure("tldr", _read_corpus(args.tldr), args.repeats),
         measure(f"{args.big_mb} MB document", [_big_document(rust_book, args.big_mb)], 3),
     ]
     if args.json:

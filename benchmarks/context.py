@@ -96,6 +96,7 @@ class Context:
     plan: Plan
     work: Path
     admin_url: str | None = None
+    sources: corpora.Sources = field(default_factory=corpora.Sources)
     raw: dict[str, Any] = field(default_factory=dict)  # samples, for the JSON
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _server: Server | None = None
@@ -121,16 +122,17 @@ class Context:
     def _make(self, key: str) -> corpora.Corpus:
         folder = self.work / "corpora" / key
         log(f"preparing corpus {key}")
+        book, tldr = self.sources.rust_book, self.sources.tldr
         makers: dict[str, Callable[[], corpora.Corpus]] = {
-            "rust-book": lambda: corpora.copy_shared("rust-book", folder),
-            "tldr": lambda: corpora.copy_shared("tldr", folder, self.plan.tldr_files),
-            "generated": lambda: corpora.many_files(folder, self.plan.generated_files),
-            "big": lambda: corpora.big_document(folder, self.plan.big_doc_mb),
-            "index-doc": lambda: corpora.big_document(folder, self.plan.index_doc_mb),
+            "rust-book": lambda: corpora.copy_corpus("rust-book", book, folder),
+            "tldr": lambda: corpora.copy_corpus("tldr", tldr, folder, self.plan.tldr_files),
+            "generated": lambda: corpora.many_files(folder, self.plan.generated_files, tldr),
+            "big": lambda: corpora.big_document(folder, self.plan.big_doc_mb, book),
+            "index-doc": lambda: corpora.big_document(folder, self.plan.index_doc_mb, book),
         }
         if key.startswith("growth-x"):
             copies = int(key.removeprefix("growth-x"))
-            return corpora.book_copies(folder, copies, self.plan.growth_files)
+            return corpora.book_copies(folder, copies, self.plan.growth_files, book)
         return makers[key]()
 
     def reruns(self, key: str) -> int:

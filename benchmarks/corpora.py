@@ -1,30 +1,38 @@
 """The corpora the stages run on, written into the run's work folder.
 
-Shared corpora (`../shared/corpora`, read-only) are copied, so a stage may
-edit a file. Generated ones are deterministic functions of them:
+Two real corpora are read from folders, by default the ones bundled in the
+repository (`corpora/README.md`: the whole rust-book, 600 tldr pages), or any
+folder given (`python -m benchmarks --rust-book DIR --tldr DIR`). They are
+copied, so a stage may edit a file. Generated ones are deterministic
+functions of them:
 
 - `many_files`: N small documents (tldr pages, each made unique by a last
   line naming its copy), 500 per folder;
 - `big_document`: rust-book chapters joined, repeated up to a size in MB;
 - `book_copies`: k copies of the rust-book side by side (cost growth).
 
-`MDCHUNKS_SHARED_CORPORA` points elsewhere than `../shared/corpora`.
 Every corpus is described by a `Corpus`: its root, documents and bytes.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-SHARED_CORPORA = Path(
-    os.environ.get("MDCHUNKS_SHARED_CORPORA")
-    or Path(__file__).resolve().parents[2] / "shared" / "corpora"
-)
+BUNDLED = Path(__file__).resolve().parents[1] / "corpora"
+RUST_BOOK = BUNDLED / "rust-book"
+TLDR = BUNDLED / "tldr"
 FILES_PER_FOLDER = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """The folders of the real corpora a run reads."""
+
+    rust_book: Path = RUST_BOOK
+    tldr: Path = TLDR
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,27 +60,26 @@ def describe(name: str, root: Path) -> Corpus:
     return Corpus(name, root, len(files), sum(path.stat().st_size for path in files))
 
 
-def shared_files(name: str, limit: int | None = None) -> list[Path]:
-    source = SHARED_CORPORA / name
-    if not source.is_dir():
-        raise FileNotFoundError(f"no shared corpus {name!r} at {source}")
-    files = markdown_files(source)
+def source_files(source: Path, limit: int | None = None) -> list[Path]:
+    """The markdown files of a corpus folder (its first `limit`, sorted)."""
+    files = markdown_files(source) if source.is_dir() else []
+    if not files:
+        raise FileNotFoundError(f"no markdown files in the corpus folder {source}")
     return files if limit is None else files[:limit]
 
 
-def copy_shared(name: str, destination: Path, limit: int | None = None) -> Corpus:
-    """A writable copy of a shared corpus (its first `limit` files, sorted)."""
-    source = SHARED_CORPORA / name
-    for path in shared_files(name, limit):
+def copy_corpus(name: str, source: Path, destination: Path, limit: int | None = None) -> Corpus:
+    """A writable copy of a corpus folder (its first `limit` files, sorted)."""
+    for path in source_files(source, limit):
         target = destination / path.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     return describe(name if limit is None else f"{name}[:{limit}]", destination)
 
 
-def many_files(destination: Path, count: int) -> Corpus:
+def many_files(destination: Path, count: int, tldr: Path = TLDR) -> Corpus:
     """`count` small markdown documents made of tldr pages, all distinct."""
-    pages = [(path.stem, path.read_bytes()) for path in shared_files("tldr")]
+    pages = [(path.stem, path.read_bytes()) for path in source_files(tldr)]
     for k in range(count):
         stem, data = pages[k % len(pages)]
         folder = destination / f"part{k // FILES_PER_FOLDER:03d}"
@@ -83,25 +90,28 @@ def many_files(destination: Path, count: int) -> Corpus:
     return describe(f"generated {count:,} files", destination)
 
 
-def big_text(megabytes: int) -> str:
+def big_text(megabytes: int, rust_book: Path = RUST_BOOK) -> str:
     """Rust-book chapters joined, repeated until the text holds `megabytes` MB."""
-    book = "\n\n".join(path.read_text(encoding="utf-8") for path in shared_files("rust-book"))
+    book = "\n\n".join(path.read_text(encoding="utf-8") for path in source_files(rust_book))
     book_bytes = len(book.encode("utf-8"))
     copies = -(-megabytes * 1_000_000 // book_bytes)  # ceiling
     return "\n\n".join([book] * copies)
 
 
-def big_document(destination: Path, megabytes: int) -> Corpus:
+def big_document(destination: Path, megabytes: int, rust_book: Path = RUST_BOOK) -> Corpus:
     """One generated document of about `megabytes` MB, alone in its folder."""
     destination.mkdir(parents=True, exist_ok=True)
-    (destination / f"big-{megabytes}mb.md").write_text(big_text(megabytes), encoding="utf-8")
+    text = big_text(megabytes, rust_book)
+    (destination / f"big-{megabytes}mb.md").write_text(text, encoding="utf-8")
     return describe(f"one {megabytes} MB document", destination)
 
 
-def book_copies(destination: Path, copies: int, limit: int | None = None) -> Corpus:
+def book_copies(
+    destination: Path, copies: int, limit: int | None = None, rust_book: Path = RUST_BOOK
+) -> Corpus:
     """`copies` copies of the rust-book (its first `limit` files) in sibling folders."""
     for copy in range(copies):
-        copy_shared("rust-book", destination / f"copy{copy:02d}", limit)
+        copy_corpus("rust-book", rust_book, destination / f"copy{copy:02d}", limit)
     return describe(f"rust-book x{copies}", destination)
 
 

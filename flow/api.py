@@ -459,7 +459,7 @@ class StatusReport:
 
 
 def status(*, database_url: str | None = None, data_dir: Path | None = None) -> StatusReport:
-    db = database.resolve(database_url, data_dir)
+    db = database.resolve(database_url, data_dir, create=False)
     todo = migrate.pending(db.url)
     sources: list[SourceStatus] = []
     if not todo:
@@ -553,9 +553,10 @@ def search(
     retrieval.check_method(method, match)
     if method != "bm25":
         embedding.require_extra()
-    db = database.resolve(database_url, data_dir)
+    db = database.resolve(database_url, data_dir, create=False)
     _require_schema(db)
     with database.connect(db.url) as conn:
+        _require_chunks(conn, db, source)
         ranked = retrieval.rank(conn, query, k=k, source=source, method=method, match=match)
         shown = {
             row[0]: row[1:]
@@ -611,7 +612,7 @@ def drop(
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
 ) -> DropReport:
     """Delete every row of a source and its engine state (the table stays)."""
-    db = database.resolve(database_url, data_dir)
+    db = database.resolve(database_url, data_dir, create=False)
     _require_schema(db)
     with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="drop") as conn:
         state_dir = state_dir_for(db, conn, source)
@@ -629,7 +630,7 @@ def drop(
 def source_exists(
     source: str, *, database_url: str | None = None, data_dir: Path | None = None
 ) -> bool:
-    db = database.resolve(database_url, data_dir)
+    db = database.resolve(database_url, data_dir, create=False)
     _require_schema(db)
     with database.connect(db.url) as conn:
         row = conn.execute(
@@ -769,8 +770,23 @@ def _failures(
 
 def _require_schema(db: database.Database) -> None:
     todo = migrate.pending(db.url)
+    if len(todo) == len(migrate.migration_ids()):  # mdchunks never wrote here
+        raise UsageError(f"nothing ingested yet in {db.display}: `mdchunks ingest PATH` first")
     if todo:
         raise MdchunksError(
             f"the database {db.display} has no mdchunks schema yet (pending migrations: "
             f"{', '.join(todo)}); run `mdchunks migrate` or `mdchunks ingest` first"
         )
+
+
+def _require_chunks(conn: psycopg.Connection, db: database.Database, source: str | None) -> None:
+    """A search over no rows at all is a mistake of where, not a miss."""
+    row = conn.execute(QUERIES["has_chunks"], {"source": source}).fetchone()
+    if row and row[0]:
+        return
+    if source is None:
+        raise UsageError(f"nothing ingested yet in {db.display}: `mdchunks ingest PATH` first")
+    raise UsageError(
+        f"nothing ingested yet for source {source!r} in {db.display} "
+        "(`mdchunks status` lists the sources)"
+    )

@@ -195,9 +195,13 @@ def cli() -> None:
     that opens its parent section. Re-runs are incremental; a changed recipe
     (chunker, chunk budgets, heading index version) re-processes every document.
 
-    Without --database-url or DATABASE_URL an embedded PostgreSQL is started
-    in ./.mdchunks (or --data-dir) and kept running for later runs; `mdchunks
-    stop` stops it.
+    Without --database-url or DATABASE_URL the database is an embedded
+    PostgreSQL in ./.mdchunks (or --data-dir). `ingest`, `backfill` and
+    `migrate` create it on first use; they, `status`, `search` and `drop` start
+    it when it is stopped, and it keeps running after the command, for later
+    runs and the printed psql command: `mdchunks stop` stops it. `status`,
+    `search` and `drop` never create one: on a data dir without it they say so
+    (exit status 2).
     """
 
 
@@ -369,7 +373,8 @@ def backfill(
 def status(database_url: str | None, data_dir: Path | None) -> None:
     """Show each source: documents, chunks, the share of chunks with headings,
     rows per recipe (rows of a recipe other than the source's current one are
-    stale: `backfill` replaces them), and the database in use."""
+    stale: `backfill` replaces them), and the database in use. Creates no
+    database: on a data dir without an embedded PostgreSQL it says so (exit 2)."""
     report = api.status(database_url=database_url, data_dir=data_dir)
     kind = "embedded PostgreSQL" if report.embedded else "PostgreSQL"
     out.print(f"database: {kind} {escape(report.database)}")
@@ -432,7 +437,9 @@ def search(
     """Search the chunks: full-text (default), semantic or hybrid (--method).
     Prints the score (ts_rank_cd, cosine similarity, or the fused RRF score),
     path, breadcrumb (`A > B > C`, `(preamble)` before the first heading) and a
-    snippet with the query's words highlighted."""
+    snippet with the query's words highlighted. Creates no database: where
+    nothing was ingested (no embedded PostgreSQL in the data dir, no schema or
+    no chunks) it says so in one line (exit 2)."""
     hits = api.search(
         query,
         k=k,
@@ -500,7 +507,8 @@ def drop(source: str, yes: bool, database_url: str | None, data_dir: Path | None
     help="Folder of the embedded PostgreSQL [default: ./.mdchunks].",
 )
 def stop(data_dir: Path | None) -> None:
-    """Stop the embedded PostgreSQL of the data dir (the next command starts it again)."""
+    """Stop the embedded PostgreSQL of the data dir, which every other command
+    leaves running (the next command starts it again)."""
     if database.stop_embedded(data_dir):
         out.print("embedded PostgreSQL stopped")
     else:

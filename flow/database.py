@@ -6,7 +6,11 @@
    The data dir defaults to `./.mdchunks` under the current folder. The server
    listens on a unix socket only, is reused by every later run, and is left
    running so the printed `psql` command works; `mdchunks stop` stops it.
-   The tool's database in it is `mdchunks`.
+   The tool's database in it is `mdchunks`. Commands that write (`ingest`,
+   `backfill`, `migrate`) create the data dir and the server on first use;
+   read-only ones (`status`, `search`, and `drop`, which has nothing to delete
+   there) resolve with `create=False`: a data dir without a server is an error
+   of usage (a new or mistyped `--data-dir`), and nothing is created or started.
 
 Passwords never leave this module in clear: everything shown goes through
 `redact`.
@@ -35,6 +39,10 @@ EMBEDDED_DATABASE = "mdchunks"
 CONNECT_TIMEOUT_SECONDS = 10
 
 
+class NothingThere(UsageError):
+    """A read-only command found no database where it was pointed (exit status 2)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Database:
     """A resolved database: `url` may hold a password, `display` never does."""
@@ -58,14 +66,30 @@ def default_data_dir() -> Path:
     return Path.cwd() / DEFAULT_DATA_DIR
 
 
-def resolve(database_url: str | None = None, data_dir: Path | None = None) -> Database:
-    """The database to use, starting the embedded server when no URL is given."""
+def resolve(
+    database_url: str | None = None, data_dir: Path | None = None, *, create: bool = True
+) -> Database:
+    """The database to use, starting the embedded server when no URL is given.
+
+    `create=False` (read-only commands): an embedded server is used (and
+    started, if stopped) only where one was made before; else `NothingThere`,
+    with the data dir untouched."""
     data_dir = (data_dir or default_data_dir()).resolve()
     url = database_url or os.environ.get("DATABASE_URL") or None
     if url:
         check_url(url)
         return Database(url=url, embedded=False, data_dir=data_dir)
+    if not create and not has_embedded(data_dir):
+        raise NothingThere(
+            f"nothing here: no embedded PostgreSQL in {data_dir} (`mdchunks ingest PATH` "
+            "makes one; or give the --data-dir or --database-url of an existing one)"
+        )
     return _embedded(data_dir)
+
+
+def has_embedded(data_dir: Path) -> bool:
+    """Was an embedded server made in this data dir (running or not)?"""
+    return (data_dir / "pg" / "PG_VERSION").is_file()
 
 
 def check_url(url: str) -> None:
@@ -266,7 +290,7 @@ def stop_embedded(data_dir: Path | None = None) -> bool:
     """Stop the embedded server of `data_dir` if it runs. True if it was running."""
     data_dir = (data_dir or default_data_dir()).resolve()
     pgdata = data_dir / "pg"
-    if not (pgdata / "PG_VERSION").exists():
+    if not has_embedded(data_dir):
         return False
     _import_pgserver()
     from pgserver._commands import pg_ctl  # type: ignore[attr-defined]

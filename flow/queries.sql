@@ -185,3 +185,9 @@ WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1
      documents AS (DELETE FROM mdchunks_documents WHERE source = %(source)s RETURNING 1),
      sources AS (DELETE FROM mdchunks_sources WHERE source = %(source)s RETURNING 1)
 SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT count(*) FROM sources);
+
+-- name: has_chunks
+-- Does the table hold any chunk (of the source, when one is named)?
+SELECT EXISTS (
+    SELECT 1 FROM content_chunks WHERE %(source)s::text IS NULL OR source = %(source)s::text
+);

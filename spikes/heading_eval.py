@@ -1,6 +1,7 @@
-"""`python -m spikes.heading_eval PATH...`: how truthful are heading breadcrumbs?
+"""`python -m spikes.heading_eval [PATH...]`: how truthful are heading breadcrumbs?
 
-For every markdown document under each PATH and every mode (chunker), split
+For every markdown document under each PATH (default: the bundled corpora,
+`corpora/rust-book`, `corpora/tldr`, and `sample/`) and every mode (chunker), split
 the text, index its headings with `heading_index.build_index`, and score the
 chunks (DESIGN section 7, `spikes.metrics`). Prints a fixed-width table of
 per-corpus totals (per document too with `--per-doc`) and, with `--json
@@ -26,6 +27,10 @@ from spikes.corpus import read_corpus
 from spikes.metrics import score, total
 from spikes.modes import DEFAULT_MODES, MODES, Budgets, Mode, get_mode
 from spikes.report import Row, format_table, to_json
+
+REPO = Path(__file__).resolve().parents[1]
+# What a fresh clone measures without arguments (corpora/README.md says what they are).
+DEFAULT_PATHS = (REPO / "corpora" / "rust-book", REPO / "corpora" / "tldr", REPO / "sample")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +100,7 @@ def _parse_modes(_ctx: click.Context, _param: click.Parameter, value: str) -> tu
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--modes",
     "modes",
@@ -158,7 +163,8 @@ def main(
     per_doc: bool,
     show_provenance: bool,
 ) -> None:
-    """Score heading breadcrumbs over the chunks of every markdown file under PATHS.
+    """Score heading breadcrumbs over the chunks of every markdown file under PATHS
+    (default: the bundled corpora/rust-book, corpora/tldr and sample/).
 
     \b
     Modes (--modes):
@@ -194,7 +200,7 @@ def main(
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 
-    evaluation = evaluate(paths, modes, budgets)
+    evaluation = evaluate(paths or tuple(_shown(path) for path in DEFAULT_PATHS), modes, budgets)
     header = provenance(evaluation, budgets, sys.argv[1:]) if show_provenance else None
     if header is not None:
         click.echo(header + "\n")
@@ -206,6 +212,12 @@ def main(
         json_file.write_text(to_json(evaluation.totals, documents, header), encoding="utf-8")
     if evaluation.skipped:
         click.echo(f"skipped {evaluation.skipped} file(s); see the messages above", err=True)
+
+
+def _shown(path: Path) -> Path:
+    """A default path as the table names it: relative to the current folder when
+    under it (`corpora/tldr` from the checkout), else absolute."""
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
 
 
 if __name__ == "__main__":

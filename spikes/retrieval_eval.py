@@ -1,6 +1,6 @@
 """Retrieval evaluation (issue #8): recall@k per chunker x text x method.
 
-    python -m spikes.retrieval_eval --corpus PATH --golden FILE [--k 1,5,10]
+    python -m spikes.retrieval_eval [--corpus PATH] [--golden FILE] [--k 1,5,10]
         [--chunkers none,markdown,structure-first,structure-common]
         [--methods bm25,semantic,hybrid] [--match all,any]
         [--over text,embed_text,product] [--json OUT] [--provenance]
@@ -120,6 +120,9 @@ OVERS = ("text", "embed_text", "product")
 METHODS = retrieval.METHODS
 MATCHES = retrieval.MATCHES
 DEFAULT_KS = (1, 5, 10)
+_REPO = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = _REPO / "corpora" / "rust-book"  # bundled: corpora/README.md
+DEFAULT_GOLDEN = _REPO / "spikes" / "golden" / "rust-book.jsonl"
 DEFAULT_OVERS = ("text", "embed_text", "product")
 EMBEDDED_DATABASE = "retrieval_eval"
 
@@ -563,8 +566,18 @@ def parse_options(argv: Sequence[str]) -> tuple[Options, Path | None, bool]:
         description="recall@k of every chunker x text x retrieval method over a golden set "
         "(see the module docstring).",
     )
-    parser.add_argument("--corpus", required=True, type=Path, help="folder of markdown files")
-    parser.add_argument("--golden", required=True, type=Path, help="golden set (JSON Lines)")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=DEFAULT_CORPUS,
+        help="folder of markdown files [default: the bundled corpora/rust-book]",
+    )
+    parser.add_argument(
+        "--golden",
+        type=Path,
+        default=DEFAULT_GOLDEN,
+        help="golden set (JSON Lines) [default: spikes/golden/rust-book.jsonl]",
+    )
     parser.add_argument("--k", default="1,5,10", help="cut-offs [default: 1,5,10]")
     parser.add_argument(
         "--chunkers", default=",".join(CHUNKERS), help=f"[default: {','.join(CHUNKERS)}]"

@@ -13,8 +13,7 @@ import mdchunks
 import pytest
 from mdchunks import cli
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-RUST_BOOK = (SHARED / "corpora" / "rust-book").resolve()
+RUST_BOOK = Path(__file__).resolve().parents[2] / "corpora" / "rust-book"
 
 # A slice of the rust-book with deep heading trees, code fences, a SUMMARY
 # full of links, and two folders, for the tests that need no full corpus.
@@ -37,7 +36,7 @@ def data_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def rust_book(tmp_path: Path) -> Path:
-    """A copy of the whole rust-book corpus (112 files)."""
+    """A copy of the whole rust-book corpus (112 chapters; its NOTICE is no document)."""
     return _writable(Path(shutil.copytree(RUST_BOOK, tmp_path / "rust-book")))
 
 
@@ -53,7 +52,7 @@ def docs(tmp_path: Path) -> Path:
 
 
 def _writable(root: Path) -> Path:
-    """The shared corpus is read-only; tests edit their copies."""
+    """Tests edit their copies, never the bundled corpus (which may be read-only)."""
     for path in root.rglob("*"):
         if path.is_file():
             path.chmod(0o644)

@@ -15,10 +15,10 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-# The shared data lives next to the checkout: read it in place, never copy it.
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-SPEC_JSON = SHARED / "commonmark" / "spec.json"
-RUST_BOOK = SHARED / "corpora" / "rust-book"
+# The bundled data (corpora/README.md says where each comes from).
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"
+SPEC_JSON = CORPORA / "commonmark" / "spec.json"
+RUST_BOOK = CORPORA / "rust-book"
 
 _MARKDOWN = MarkdownIt("commonmark")
 # Pandoc / kramdown / MkDocs attribute block at the very end of a heading.

@@ -22,9 +22,10 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = (ROOT / ".." / "shared").resolve()
-TLDR = SHARED / "corpora" / "tldr"
-RUST_BOOK = SHARED / "corpora" / "rust-book"
+# The bundled corpora (corpora/README.md): 600 tldr pages, the whole rust-book.
+TLDR = ROOT / "corpora" / "tldr"
+RUST_BOOK = ROOT / "corpora" / "rust-book"
+TLDR_PAGES = 600
 
 # `mdchunks` exactly as the console script runs it (flow.cli:main).
 MDCHUNKS = [sys.executable, "-m", "mdchunks"]
@@ -50,15 +51,24 @@ def recipe_of(budgets: Sequence[str]) -> Any:
 # -- corpora ------------------------------------------------------------------------
 
 
-def copy_corpus(target: Path, *, tldr_pages: int, book_chapters: int = 0, offset: int = 0) -> Path:
+def copy_corpus(
+    target: Path, *, tldr_pages: int, book_chapters: int = 0, offset: int = 0, copies: int = 1
+) -> Path:
     """A writable copy of `tldr_pages` tldr pages (from `common/`, in name order,
     starting at `offset`) and `book_chapters` rust-book chapters (in `book/`).
-    The shared corpora are only read."""
+    `copies` > 1 puts the pages in that many folders (`pages/`, `pages-2/`, ...):
+    as many more documents, each its own rows (a row's id names its path).
+    The bundled corpora are only read."""
+    if offset + tldr_pages > TLDR_PAGES:
+        raise ValueError(
+            f"{offset + tldr_pages} tldr pages asked for; corpora/tldr bundles {TLDR_PAGES}"
+        )
     pages = sorted((TLDR / "common").glob("*.md"))[offset : offset + tldr_pages]
-    assert len(pages) == tldr_pages, "the shared tldr corpus is smaller than expected"
-    (target / "pages").mkdir(parents=True)
-    for page in pages:
-        shutil.copyfile(page, target / "pages" / page.name)
+    for copy in range(1, copies + 1):
+        folder = target / ("pages" if copy == 1 else f"pages-{copy}")
+        folder.mkdir(parents=True)
+        for page in pages:
+            shutil.copyfile(page, folder / page.name)
     if book_chapters:
         (target / "book").mkdir()
         chapters = sorted(RUST_BOOK.glob("ch*.md"))[:book_chapters]

@@ -77,7 +77,9 @@ def test_a_server_stopped_mid_run_fails_clearly_and_a_rerun_converges(
     stops with one line and exit 3 (not minutes of retries); the next
     `mdchunks ingest` starts the server again and ends with the table of a
     clean run."""
-    root = copy_corpus(tmp_path / "corpus", tldr_pages=1200)
+    # 1,200 small documents (the 600 bundled pages twice): the run is still
+    # writing rows when the server is stopped.
+    root = copy_corpus(tmp_path / "corpus", tldr_pages=600, copies=2)
     clean = mdchunks.ingest(
         root, source=SOURCE, database_url=database_url, data_dir=tmp_path / "clean"
     )  # the reference, on the session's server

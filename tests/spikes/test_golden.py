@@ -1,9 +1,9 @@
 """The golden-set verifier (`spikes.golden`): the shipped rust-book set, and
 every rule rejecting a line with a message that says why.
 
-The shipped set is checked against the shared rust-book corpus read in place
-(`../shared/corpora/rust-book`, as the other suites do); the rules are
-checked on a three-file corpus written here.
+The shipped set is checked against the bundled rust-book corpus read in place
+(`corpora/rust-book`, as the other suites do); the rules are checked on a
+three-file corpus written here.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from spikes.golden import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-RUST_BOOK = (ROOT / ".." / "shared" / "corpora" / "rust-book").resolve()
+RUST_BOOK = ROOT / "corpora" / "rust-book"
 SHIPPED = ROOT / "spikes" / "golden" / "rust-book.jsonl"
 
 # ----------------------------------------------------------------- shipped set

@@ -21,7 +21,7 @@ from spikes.golden import load_golden, verify
 from spikes.recall import recall_at_k
 
 ROOT = Path(__file__).resolve().parents[2]
-RUST_BOOK = (ROOT / ".." / "shared" / "corpora" / "rust-book").resolve()
+RUST_BOOK = ROOT / "corpora" / "rust-book"
 GOLDEN = ROOT / "spikes" / "golden" / "rust-book.jsonl"
 CHAPTERS = (
     "ch11-02-running-tests.md",

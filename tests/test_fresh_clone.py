@@ -1,0 +1,68 @@
+"""A fresh clone stands alone: the data the tests, the harness and the
+benchmarks read is in the repository (corpora/), and nothing reads a folder
+beside the checkout (`../shared` was one)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPORA = ROOT / "corpora"
+# A path out of the checkout into a sibling folder named `shared`, however spelt.
+OUTSIDE = re.compile(r"""\.\./shared|["']shared["']|shared/(?:corpora|commonmark)""")
+SCANNED = [ROOT / "tests", ROOT / "spikes", ROOT / "benchmarks", ROOT / ".ci", ROOT / "dev.py"]
+# Recorded outputs (a measurement's provenance names the folder it read then),
+# not readers.
+RECORDS = [ROOT / "spikes" / "results", ROOT / "benchmarks" / "results"]
+
+
+def _scanned_files() -> list[Path]:
+    files: list[Path] = []
+    for place in SCANNED:
+        candidates = [place] if place.is_file() else sorted(place.rglob("*"))
+        for path in candidates:
+            if not path.is_file() or "__pycache__" in path.parts or path == Path(__file__):
+                continue
+            if any(path.is_relative_to(record) for record in RECORDS):
+                continue
+            files.append(path)
+    return files
+
+
+def test_nothing_reads_a_folder_beside_the_checkout() -> None:
+    files = _scanned_files()
+    readers = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in files
+        for number, line in enumerate(
+            path.read_text(encoding="utf-8", errors="replace").splitlines(), 1
+        )
+        if OUTSIDE.search(line)
+    ]
+
+    assert len(files) > 50  # the scan saw the suites, the harness and the benchmarks
+    assert readers == []
+
+
+def test_the_scan_would_catch_a_reader() -> None:
+    for line in (
+        'SHARED = ROOT / ".." / "shared"',
+        "python -m spikes.heading_eval ../shared/corpora/rust-book",
+        "Path('/work/shared/commonmark/spec.json')",
+    ):
+        assert OUTSIDE.search(line), line
+
+
+def test_the_bundled_corpora_are_complete_and_say_where_they_come_from() -> None:
+    assert len(list((CORPORA / "rust-book").glob("*.md"))) == 112
+    assert len(list((CORPORA / "tldr" / "common").glob("*.md"))) == 600
+    examples = json.loads((CORPORA / "commonmark" / "spec.json").read_text(encoding="utf-8"))
+    assert len(examples) == 655
+    licences = {"rust-book": "MIT", "tldr": "CC BY 4.0", "commonmark": "CC BY-SA 4.0"}
+    for folder, licence in licences.items():
+        notice = (CORPORA / folder / "NOTICE").read_text(encoding="utf-8")
+        assert "Source: https://github.com/" in notice and licence in notice, folder
+    size = sum(path.stat().st_size for path in CORPORA.rglob("*") if path.is_file())
+    assert size < 3_000_000  # compact: the repository stays small
