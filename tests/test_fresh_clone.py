@@ -5,7 +5,10 @@ beside the checkout (`../shared` was one)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,3 +69,33 @@ def test_the_bundled_corpora_are_complete_and_say_where_they_come_from() -> None
         assert "Source: https://github.com/" in notice and licence in notice, folder
     size = sum(path.stat().st_size for path in CORPORA.rglob("*") if path.is_file())
     assert size < 3_000_000  # compact: the repository stays small
+
+
+def test_the_console_script_works_outside_the_checkout(database_url: str, tmp_path: Path) -> None:
+    """From a folder that is not the checkout, only the installed package is
+    importable (pytest puts the checkout on its own sys.path, and `python -m`
+    the current folder): the migrations must be found as `mdchunks.migrations`."""
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("# Ownership\n\n## Rules\n\nEach value has an owner.\n")
+    env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    env["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
+    where = ["--database-url", database_url, "--data-dir", str(tmp_path / "data")]
+
+    def mdchunks(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mdchunks", *args, *where],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    ingested = mdchunks("ingest", "notes")
+    found = mdchunks("search", "owner")
+
+    assert ingested.returncode == 0, ingested.stderr
+    assert "documents: 1 processed" in ingested.stdout
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.split()[1:3] == ["notes:a.md#0", "Ownership"]
