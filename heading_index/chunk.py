@@ -61,6 +61,11 @@ class Chunker(Protocol):
     @property
     def description(self) -> str: ...
 
+    # Whether chunk text starts after a heading's lines (the heading is in the
+    # breadcrumb instead): the harness's `aligned` counts body starts for it.
+    @property
+    def leaves_heading_lines_out(self) -> bool: ...
+
     # Harness variants: (mode name, option changes) the evaluation compares.
     @property
     def modes(self) -> Sequence[tuple[str, dict[str, object]]]: ...

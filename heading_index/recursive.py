@@ -35,6 +35,7 @@ class RecursiveChunker:
     version: str | None = None
     description: str = 'RecursiveSplitter(language="markdown"), headings by position'
     modes: Sequence[tuple[str, dict[str, object]]] = (("markdown", {}),)
+    leaves_heading_lines_out: bool = False
 
     def chunk(
         self,

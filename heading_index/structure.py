@@ -446,6 +446,7 @@ class StructureChunker:
         ("structure-first", {"merged_path": "first"}),
         ("structure-common", {"merged_path": "common"}),
     )
+    leaves_heading_lines_out: bool = True
 
     def chunk(
         self,
