@@ -1,0 +1,80 @@
+"""`dev.py` runs `mdchunks` in the caller's folder, and the demo and the tests
+in the checkout whatever folder they are called from. The commands it would
+run are captured instead of run (the venv is the one these tests run in)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def dev(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, list[tuple[list[str], Path]]]:
+    spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ran: list[tuple[list[str], Path]] = []
+
+    def run(argv: list[str], cwd: Path = module.ROOT) -> int:
+        ran.append((argv, cwd))
+        return 0
+
+    monkeypatch.setattr(module, "ensure_venv", lambda extras: None)
+    monkeypatch.setattr(module, "run", run)
+    return module, ran
+
+
+def test_mdchunks_runs_in_the_callers_folder(
+    dev: tuple[ModuleType, list[tuple[list[str], Path]]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module, ran = dev
+    monkeypatch.chdir(tmp_path)
+
+    assert module.main(["mdchunks", "ingest", "docs"]) == 0
+
+    [(argv, cwd)] = ran
+    assert argv[1:] == ["ingest", "docs"] and Path(argv[0]).name == "mdchunks"
+    assert cwd == tmp_path
+
+
+def test_the_demo_runs_in_the_checkout_from_anywhere(
+    dev: tuple[ModuleType, list[tuple[list[str], Path]]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module, ran = dev
+    monkeypatch.chdir(tmp_path)
+
+    assert module.main(["demo"]) == 0
+
+    (ingest, ingest_cwd), (search, search_cwd) = ran
+    assert ingest[1:4] == ["ingest", "sample", "--source"] and search[1] == "search"
+    assert ingest_cwd == search_cwd == ROOT
+    assert (ROOT / "sample").is_dir()
+
+
+def test_test_paths_are_taken_from_the_callers_folder(
+    dev: tuple[ModuleType, list[tuple[list[str], Path]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module, ran = dev
+    monkeypatch.chdir(ROOT / "tests")
+
+    module.main(["test", "test_dev.py::test_x", "-k", "name", "heading_index", "no_such_file"])
+
+    [(argv, cwd)] = ran
+    assert cwd == ROOT
+    assert argv[3:] == [
+        f"{ROOT / 'tests' / 'test_dev.py'}::test_x",
+        "-k",
+        "name",
+        str(ROOT / "tests" / "heading_index"),
+        "no_such_file",
+    ]
