@@ -200,3 +200,10 @@ def test_the_recall_table_text() -> None:
         ),
     ]
     assert retrieval_eval.format_table(rows, (1, 10)) == RECALL_TABLE
+
+
+def test_the_defaults_are_the_bundled_rust_book_and_its_golden_set() -> None:
+    options, json_out, provenance = retrieval_eval.parse_options([])
+
+    assert options.corpus == RUST_BOOK and options.golden == GOLDEN
+    assert json_out is None and provenance is False

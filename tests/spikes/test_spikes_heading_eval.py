@@ -286,3 +286,23 @@ def test_provenance_is_a_dated_header_only_when_asked_for(corpus: Path, tmp_path
     assert json.loads(out.read_text(encoding="utf-8"))["provenance"] == header
     with pytest.raises(ValueError, match="split levels"):
         Budgets(split_levels=7)
+
+
+def test_without_paths_it_measures_the_bundled_corpora(tmp_path: Path) -> None:
+    """A fresh clone measures something real: corpora/rust-book (the same 112
+    chapters and 529 headings as the published table), the 600 bundled tldr
+    pages and sample/, named relative to the checkout."""
+    env = {**os.environ, "COCOINDEX_DISABLE_USAGE_TRACKING": "1"}
+    json_file = tmp_path / "default.json"
+    command = [sys.executable, "-m", "spikes.heading_eval", "--modes", "markdown"]
+    subprocess.run(
+        [*command, "--json", str(json_file)], cwd=ROOT, env=env, capture_output=True, check=True
+    )
+
+    totals = json.loads(json_file.read_text(encoding="utf-8"))["totals"]
+    assert [(t["path"], t["mode"]) for t in totals] == [
+        ("corpora/rust-book", "markdown"),
+        ("corpora/tldr", "markdown"),
+        ("sample", "markdown"),
+    ]
+    assert [t["headings"] for t in totals] == [529, 599, 44]  # tldr's `..md` is hidden
