@@ -51,7 +51,8 @@ limit stricter. Messages name the query's words, not their keys.
 The kinds `section-scoped`, `paraphrase` and `near-duplicate` are the
 author's claim about why a query is hard; only the rules above are checked.
 
-`python -m spikes.golden --corpus PATH --golden FILE` prints the problems
+`python -m spikes.golden [--corpus PATH] [--golden FILE]` (default: the shipped
+rust-book set over the bundled `corpora/rust-book`) prints the problems
 (exit status 1) or a one-line summary per kind (exit status 0).
 """
 
@@ -327,8 +328,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m spikes.golden", description="Verify a golden set against a corpus."
     )
-    parser.add_argument("--corpus", required=True, type=Path)
-    parser.add_argument("--golden", required=True, type=Path)
+    repo = Path(__file__).resolve().parents[1]
+    # Defaults: the shipped set and the bundled corpus it was written for.
+    parser.add_argument("--corpus", type=Path, default=repo / "corpora" / "rust-book")
+    parser.add_argument(
+        "--golden", type=Path, default=repo / "spikes" / "golden" / "rust-book.jsonl"
+    )
     args = parser.parse_args(argv)
     try:
         queries = load_golden(args.golden)

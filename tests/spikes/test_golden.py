@@ -339,3 +339,10 @@ def test_command_exit_status_and_output(
     malformed.write_text("{}\n", encoding="utf-8")
     assert main(["--corpus", root, "--golden", str(malformed)]) == 1
     assert capsys.readouterr().err == "line 1: missing id, query, fact, file, heading_path, kind\n"
+
+
+def test_by_default_the_shipped_set_is_checked_against_the_bundled_book(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main([]) == 0
+    assert "section-scoped 18" in capsys.readouterr().out
