@@ -26,9 +26,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel, built from this checkout and unpacked: mdchunks as a user's
     site-packages has it (flow/, heading_index/ and migrations/ under one name)."""
     out = tmp_path_factory.mktemp("wheel")
+    # Built from a copy: setuptools writes build/ next to the sources, which
+    # two runs in one checkout would share.
+    source = out / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for folder in ("flow", "heading_index", "migrations"):
+        shutil.copytree(
+            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
     subprocess.run(
-        [*pip_wheel, "-w", str(out), str(ROOT)],
+        [*pip_wheel, "-w", str(out), str(source)],
         check=True,
         capture_output=True,
     )
