@@ -56,6 +56,7 @@ from mdchunks import (
     migrate,
     reconcile,
     retrieval,
+    snippets,
 )
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
@@ -497,8 +498,8 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
 
 # -- search ---------------------------------------------------------------------------
 
-HIGHLIGHT_START = "\x02"
-HIGHLIGHT_STOP = "\x03"
+HIGHLIGHT_START = snippets.HIGHLIGHT_START
+HIGHLIGHT_STOP = snippets.HIGHLIGHT_STOP
 _HEADLINE_OPTIONS = (
     f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_STOP}, MaxWords=28, MinWords=10, "
     'MaxFragments=2, FragmentDelimiter=" … "'
@@ -578,7 +579,7 @@ def search(
                 rel_path=rel_path,
                 position=int(position),
                 heading_path=tuple(heading_path or ()),
-                snippet=" ".join(str(snippet).split()),
+                snippet=snippets.shown(str(snippet)),
                 stored_breadcrumb=breadcrumb,
             )
         )

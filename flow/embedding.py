@@ -174,7 +174,8 @@ def ensure_schema(conn: psycopg.Connection, *, extension: str = EXTENSION) -> No
         )
     from mdchunks.migrate import _advisory_lock
 
-    sql = resources.files("migrations").joinpath("optional", f"{TABLE}.sql").read_text("utf-8")
+    optional = resources.files("mdchunks.migrations").joinpath("optional")
+    sql = optional.joinpath(f"{TABLE}.sql").read_text("utf-8")
     try:
         with _advisory_lock(conn), conn.transaction():
             conn.execute(sql)

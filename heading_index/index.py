@@ -16,11 +16,15 @@ from mdchunks.heading_index.parse import (
     RawHeading,
     definition_sites,
     encode,
+    front_matter_end_byte,
     heading_prefix_length,
     parse,
     structural_headings,
 )
 from tree_sitter import Tree
+
+# What a blank line holds (CommonMark: spaces and tabs), and line endings.
+_BLANK = frozenset(" \t\r\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +64,16 @@ def build_index(text: str) -> HeadingIndex:
     structure = derive_structure(
         [heading.level for heading in located], [heading.start for heading in located], len(text)
     )
+    front_matter_end = _front_matter_end(text, source, tree)
     headings: list[Heading] = []
     for i, heading in enumerate(located):
         parent = structure.parents[i]
         path = (*headings[parent].path, texts[i]) if parent is not None else (texts[i],)
+        lead_in = (
+            _lead_in(text, front_matter_end, heading.start, whole_prefix=True)
+            if i == 0
+            else _lead_in(text, headings[-1].end, heading.start, whole_prefix=False)
+        )
         headings.append(
             Heading(
                 level=heading.level,
@@ -73,9 +83,35 @@ def build_index(text: str) -> HeadingIndex:
                 section_end=structure.section_ends[i],
                 path=path,
                 parent=parent,
+                lead_in=lead_in,
             )
         )
     return HeadingIndex(headings=tuple(headings), length=len(text))
+
+
+def _front_matter_end(text: str, source: bytes, tree: Tree) -> int:
+    """Code-point offset just past the front matter, 0 without (the parser decides)."""
+    end = min(front_matter_end_byte(tree), len(source))
+    if end == 0 or len(source) == len(text):
+        return end
+    return code_point_offsets(source, [end])[0]
+
+
+def _lead_in(text: str, bound: int, start: int, *, whole_prefix: bool) -> int:
+    """Code points of blank text right before `start`, scanning back no further
+    than `bound` (the previous heading's end, or the front matter's end).
+
+    For the first heading (`whole_prefix`), blank text reaching back to the
+    front matter's end makes everything before it lead-in, front matter
+    included: a chunk starting anywhere up there holds no content before the
+    heading. Linear in the blank text scanned, never in the document.
+    """
+    position = start
+    while position > bound and text[position - 1] in _BLANK:
+        position -= 1
+    if whole_prefix and position == bound:
+        return start
+    return start - position
 
 
 def _locate(text: str, source: bytes, raw_headings: list[RawHeading]) -> list[_Located]:

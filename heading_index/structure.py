@@ -198,6 +198,7 @@ def _renumbered(heading: Heading, renumber: dict[int, int]) -> Heading:
         section_end=heading.section_end,
         path=heading.path,
         parent=parent,
+        lead_in=heading.lead_in,
     )
 
 

@@ -11,9 +11,10 @@
   merged chunk takes its first section's heading) and with the
   deepest-common-ancestor rule. Their spans carry the heading each chunk's
   breadcrumb names (`Span.named`), so the metrics score what the flow would
-  store. They start a section's chunk after its heading line(s);
-  `hdg-aligned` counts that as aligned (the body start,
-  see `spikes.metrics`).
+  store. They start a section's chunk after its heading line(s)
+  (`heading_lines_in_chunks=False`), so `hdg-aligned` counts a chunk at a
+  heading's body start as aligned for them, and for them only (see
+  `spikes.metrics`).
 
 Another chunker is one more entry in `MODES`: a function from the document
 text and the budgets to its chunks' spans, in document order.
@@ -69,6 +70,9 @@ class Mode:
     name: str
     description: str
     chunk: Chunker
+    # False for a chunker that leaves heading lines out of chunk text: a chunk
+    # at a heading's body start is then aligned with it (spikes.metrics).
+    heading_lines_in_chunks: bool = True
 
 
 @cache
@@ -120,11 +124,13 @@ MODES: dict[str, Mode] = {
             "structure-first",
             "structure-first chunker, a merged chunk names its first section",
             _structure("first"),
+            heading_lines_in_chunks=False,
         ),
         Mode(
             "structure-common",
             "structure-first chunker, a merged chunk names the deepest common ancestor",
             _structure("common"),
+            heading_lines_in_chunks=False,
         ),
     )
 }

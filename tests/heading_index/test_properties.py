@@ -66,7 +66,7 @@ def test_parsing_the_heading_prefix_finds_the_same_headings(text: str) -> None:
 @given(documents_with_spans())
 def test_assign_follows_design_section_3(case: tuple[str, list[tuple[int, int]]]) -> None:
     text, spans = case
-    check_assignment(build_index(text), spans)
+    check_assignment(text, build_index(text), spans)
 
 
 @SETTINGS
@@ -75,7 +75,7 @@ def test_any_text_never_raises(text: str) -> None:
     index = build_index(text)
     check_index_invariants(text, index)
     spans = [(i, min(i + 7, len(text))) for i in range(0, len(text), 5)]
-    check_assignment(index, spans)
+    check_assignment(text, index, spans)
 
 
 @SETTINGS
