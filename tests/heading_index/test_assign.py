@@ -95,7 +95,8 @@ def test_bisect_not_scan_per_chunk() -> None:
 
 VITEPRESS = (
     "---\ntitle: Teleport\nlayout: doc\n---\n\n"
-    "# Built-in Components\n\nIntro.\n\n## Teleport\n\nMoves content.\n\n### Props\n\nto, disabled\n"
+    "# Built-in Components\n\nIntro.\n\n## Teleport\n\nMoves content.\n\n"
+    "### Props\n\nto, disabled\n"
 )
 
 
