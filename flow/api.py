@@ -466,7 +466,9 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
     if not todo:
         with database.connect(db.url) as conn:
             recipes: dict[str, list[RecipeRows]] = {}
-            current = dict(conn.execute("SELECT source, recipe FROM mdchunks_sources").fetchall())
+            current: dict[str, str] = dict(
+                conn.execute("SELECT source, recipe FROM mdchunks_sources").fetchall()
+            )
             for source, fingerprint, rows, spec in conn.execute(QUERIES["status_recipes"]):
                 description = Recipe.describe_json(spec) if spec else "unknown recipe"
                 recipes.setdefault(source, []).append(

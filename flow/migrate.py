@@ -327,8 +327,8 @@ def _no_host_lookups() -> Iterator[None]:
     import yoyo.backends.base as yoyo_base
 
     real_socket, real_uuid = yoyo_base.socket, yoyo_base.uuid
-    yoyo_base.socket = SimpleNamespace(getfqdn=socket.gethostname)  # type: ignore[assignment]
-    yoyo_base.uuid = SimpleNamespace(uuid1=uuid.uuid4)  # type: ignore[assignment]
+    yoyo_base.socket = SimpleNamespace(getfqdn=socket.gethostname)
+    yoyo_base.uuid = SimpleNamespace(uuid1=uuid.uuid4)
     try:
         yield
     finally:
