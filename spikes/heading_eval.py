@@ -56,7 +56,7 @@ def evaluate(roots: Sequence[Path], modes: Sequence[Mode], budgets: Budgets) -> 
                     index,
                     spans,
                     document.text,
-                    heading_lines_in_chunks=mode.heading_lines_in_chunks,
+                    leaves_heading_lines_out=mode.leaves_heading_lines_out,
                 )
                 row = Row(document.path, mode.name, scores)
                 per_mode[mode.name].append(row)
@@ -198,7 +198,12 @@ def main(
     Totals per PATH: summed counts, character-weighted fractions. n/a: 0/0.
     """
     try:
-        budgets = Budgets(chunk_size, min_chunk_size, chunk_overlap, split_levels)
+        budgets = Budgets(
+            chunk_size=chunk_size,
+            min_chunk_size=min_chunk_size,
+            chunk_overlap=chunk_overlap,
+            split_levels=split_levels,
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 

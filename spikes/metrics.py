@@ -7,7 +7,7 @@ per-corpus totals are plain sums of numerators over sums of denominators:
 - `aligned`: headings that start a chunk / headings (the spike's
   "heading-aligned chunk starts"): some chunk starts at the heading's
   `start`. For a chunker that leaves heading lines out of chunk text (the
-  structure-first chunker, `heading_lines_in_chunks=False`, given the
+  structure-first chunker, `leaves_heading_lines_out=True`, given the
   document text) a chunk at the heading's **body start** counts too: the
   start of the first line after the heading's own line(s) (`h.end`) that is
   not blank (whitespace only), if that line comes before the next heading of
@@ -49,7 +49,7 @@ Edge cases, chosen explicitly:
   and no characters.
 - Overlapping chunks are counted as they are: characters of an overlap count
   once per chunk that holds them (the weights are the chunks' own lengths).
-- `heading_lines_in_chunks=False` needs the document text (ValueError
+- `leaves_heading_lines_out=True` needs the document text (ValueError
   without it).
 
 Mapping chunks to headings is a bisect over the sorted heading starts, never
@@ -231,14 +231,14 @@ def aligned(
     spans: Sequence[Span],
     text: str | None = None,
     *,
-    heading_lines_in_chunks: bool = True,
+    leaves_heading_lines_out: bool = False,
 ) -> Ratio:
     """Headings that start a chunk, over headings: a chunk starts at the
     heading or, for a chunker that leaves heading lines out of its chunks
-    (`heading_lines_in_chunks=False`, `text` given), at its body start."""
+    (`leaves_heading_lines_out=True`, `text` given), at its body start."""
     _check(index, spans)
     chunk_starts = {span.start for span in spans}
-    if heading_lines_in_chunks:
+    if not leaves_heading_lines_out:
         bodies: list[int | None] = [None] * len(index.headings)
     elif text is None:
         raise ValueError("body starts need the document text")
@@ -304,15 +304,15 @@ def score(
     spans: Sequence[Span],
     text: str | None = None,
     *,
-    heading_lines_in_chunks: bool = True,
+    leaves_heading_lines_out: bool = False,
 ) -> Scores:
     """Every metric of one document split into `spans` (`text` and
-    `heading_lines_in_chunks`: for `aligned`)."""
+    `leaves_heading_lines_out`: for `aligned`)."""
     return Scores(
         chars=index.length,
         headings=len(index.headings),
         chunks=len(spans),
-        aligned=aligned(index, spans, text, heading_lines_in_chunks=heading_lines_in_chunks),
+        aligned=aligned(index, spans, text, leaves_heading_lines_out=leaves_heading_lines_out),
         pure=pure(index, spans),
         truthful=truthful(index, spans),
         truthful_nested=truthful_nested(index, spans),

@@ -169,11 +169,11 @@ def test_a_chunker_that_leaves_heading_lines_out_is_aligned_at_body_starts() -> 
     # (start 15, body 20) -> 2/3. A budget splitter's chunks at the same
     # starts would have left "# A" and "# C" at the ends of the chunks before
     # them: only heading starts count (6, 15, 25: none) -> 0/3.
-    assert aligned(INDEX, chunks, DOC, heading_lines_in_chunks=False) == Ratio(2, 3)
+    assert aligned(INDEX, chunks, DOC, leaves_heading_lines_out=True) == Ratio(2, 3)
     assert aligned(INDEX, chunks, DOC) == Ratio(0, 3)
     assert aligned(INDEX, chunks) == Ratio(0, 3)
     with pytest.raises(ValueError, match="document text"):
-        aligned(INDEX, chunks, heading_lines_in_chunks=False)
+        aligned(INDEX, chunks, leaves_heading_lines_out=True)
     # truthful: root names [0, 6): 5 of 5; A's own text [6, 15) holds [10, 15)
     #           of [10, 24): 5 of 14; C's [25, 32) holds all of [29, 31): 2 of 2
     #           -> (5 + 5 + 2) / (5 + 14 + 2) = 12/21
@@ -237,7 +237,7 @@ def test_body_starts_skip_blank_lines_and_stop_at_the_next_heading() -> None:
     # For a chunker that leaves heading lines out: a chunk at T's body start
     # (8) aligns T; a chunk at V's start aligns V only: U, with no body,
     # needs a chunk at 21.
-    out = {"heading_lines_in_chunks": False}
+    out = {"leaves_heading_lines_out": True}
     assert aligned(BODY_INDEX, [Span(8, 20), Span(26, 33)], BODY_DOC, **out) == Ratio(2, 3)
     assert aligned(BODY_INDEX, [Span(21, 33)], BODY_DOC, **out) == Ratio(1, 3)
     # For a budget splitter a chunk at 8 left "# T" behind: T is not aligned.
