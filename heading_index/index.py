@@ -69,11 +69,7 @@ def build_index(text: str) -> HeadingIndex:
     for i, heading in enumerate(located):
         parent = structure.parents[i]
         path = (*headings[parent].path, texts[i]) if parent is not None else (texts[i],)
-        lead_in = (
-            _lead_in(text, front_matter_end, heading.start, whole_prefix=True)
-            if i == 0
-            else _lead_in(text, headings[-1].end, heading.start, whole_prefix=False)
-        )
+        lead_in = _lead_in(text, heading.start, front_matter_end if i == 0 else None)
         headings.append(
             Heading(
                 level=heading.level,
@@ -97,19 +93,19 @@ def _front_matter_end(text: str, source: bytes, tree: Tree) -> int:
     return code_point_offsets(source, [end])[0]
 
 
-def _lead_in(text: str, bound: int, start: int, *, whole_prefix: bool) -> int:
-    """Code points of blank text right before `start`, scanning back no further
-    than `bound` (the previous heading's end, or the front matter's end).
+def _lead_in(text: str, start: int, front_matter_end: int | None) -> int:
+    """Code points of blank text (spaces, tabs, line endings) right before `start`.
 
-    For the first heading (`whole_prefix`), blank text reaching back to the
-    front matter's end makes everything before it lead-in, front matter
-    included: a chunk starting anywhere up there holds no content before the
-    heading. Linear in the blank text scanned, never in the document.
+    For the first heading (`front_matter_end` given, 0 without front matter),
+    blank text reaching back into the front matter makes everything before it
+    lead-in, front matter included: a chunk starting anywhere up there holds no
+    content before the heading. Heading lines and front matter fences are not
+    blank, so the runs scanned for different headings never overlap: linear.
     """
     position = start
-    while position > bound and text[position - 1] in _BLANK:
+    while position > 0 and text[position - 1] in _BLANK:
         position -= 1
-    if whole_prefix and position == bound:
+    if front_matter_end is not None and position <= front_matter_end:
         return start
     return start - position
 
