@@ -7,12 +7,15 @@ import itertools
 from commonmark_reference import ReferenceHeading, line_of, reference_headings
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from index_invariants import check_assignment, check_index_invariants
 from markdown_strategies import ANY_TEXT, markdown_documents
 from mdchunks.heading_index import assign, build_index
 from mdchunks.heading_index.parse import heading_prefix_length, parse, structural_headings
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite
