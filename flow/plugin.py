@@ -36,7 +36,7 @@ def recipe_of(options: ChunkOptions) -> str:
 
 @coco.fn(memo=True)
 async def process_markdown_file(
-    file: FileLike,
+    file: FileLike[Any],
     table: postgres.TableTarget[ChunkRow],
     source: str,
     options: ChunkOptions = _DEFAULT,
