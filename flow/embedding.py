@@ -16,7 +16,7 @@ The base migrations never need pgvector; a server without it, or a role that
 may not enable it, gets one line saying so (exit status 2) when --embed asks.
 
 What is embedded: the chunk's `embed_text` (its breadcrumb, then its text;
-DESIGN section 10), or its `text` when embed_text is empty (rows written
+docs/structure-chunker.md), or its `text` when embed_text is empty (rows written
 before embed_text existed). The model reads the first 256 word pieces of it
 (about 1,000 characters of English; the rest of a chunk does not count).
 

@@ -9,7 +9,7 @@ cocoindex, no database driver), so any cocoindex app can use it:
     index = build_index(text)                   # never raises, for any str
     columns = assign(index, [(c.start, c.end) for c in chunks])
 
-Choices where DESIGN sections 2-3 are silent:
+Choices beyond docs/heading-index.md and docs/assign.md:
 - `Heading.end` is just past the heading's last line *including* its line
   ending, so `text[h.start:h.end]` is the heading's lines and the body starts
   at `h.end`; `start` is the start of the first line (indentation included).
@@ -25,8 +25,8 @@ Choices where DESIGN sections 2-3 are silent:
   chunk overlapping the ancestor's section is the chunk itself (only when the
   spans leave text uncovered, as a chunker that drops heading lines does),
   `parent_position` is None: a chunk is never its own parent.
-- Front matter and blank lines before a chunk's first heading (DESIGN
-  section 3): "blank" is spaces, tabs and line endings; a heading's
+- Front matter and blank lines before a chunk's first heading
+  (docs/assign.md): "blank" is spaces, tabs and line endings; a heading's
   `lead_in` runs back from its start over such text, and only the first
   heading's reaches over the front matter (to offset 0 when only blank lines
   separate the two). A chunk starting inside a heading's lead-in and reaching

@@ -1,4 +1,4 @@
-"""Chunk spans -> heading columns and parent chunk (DESIGN section 3).
+"""Chunk spans -> heading columns and parent chunk (docs/assign.md).
 
 Every look-up is a bisect over sorted offsets: O((chunks + headings) log n),
 never a scan of the headings per chunk.

@@ -1,6 +1,6 @@
 """Heading paths -> breadcrumbs (`A > B > C`) and embed texts: one place for both chunkers.
 
-DESIGN section 10, rule 7: each part is sanitised (control characters
+docs/structure-chunker.md, rule 7: each part is sanitised (control characters
 removed, whitespace runs collapsed to one space, trimmed); a rendering over
 the byte budget is truncated from the LEFT and marked with `…`, so the
 deepest, most specific headings survive. Parts that sanitise to nothing are

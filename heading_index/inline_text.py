@@ -1,4 +1,4 @@
-"""Inline markdown source -> plain text (DESIGN section 2).
+"""Inline markdown source -> plain text (docs/heading-index.md).
 
 A small CommonMark inline parser that produces text only. Its rules and their
 order follow markdown-it-py's CommonMark preset (MIT), the reference the tests

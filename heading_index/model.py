@@ -10,7 +10,7 @@ class Heading:
     """One structural heading; offsets are code points of the indexed text."""
 
     level: int  # 1..6
-    text: str  # plain inline text (DESIGN section 2)
+    text: str  # plain inline text (docs/heading-index.md)
     start: int  # start of its first line (indentation included)
     end: int  # just past its last line and that line's ending (the underline, for setext)
     section_end: int  # start of the next heading of level <= own, else len(doc)
@@ -18,7 +18,7 @@ class Heading:
     parent: int | None = None  # index in HeadingIndex.headings of the nearest ancestor
     # Code points right before `start` that are only blank lines (whitespace)
     # and, for the first heading, front matter: a chunk that starts there and
-    # holds this heading is governed by it (DESIGN section 3: front matter and
+    # holds this heading is governed by it (docs/assign.md: front matter and
     # blank lines are not content). 0: none.
     lead_in: int = 0
 

@@ -1,4 +1,4 @@
-"""An oversized section -> pieces within the budget (DESIGN section 10, rules 4 and 6).
+"""An oversized section -> pieces within the budget (docs/structure-chunker.md, rules 4 and 6).
 
 Text goes to the injected budget splitter (cocoindex's
 `RecursiveSplitter(language="markdown")` in the app), over that slice alone,

@@ -1,11 +1,11 @@
-"""The structure-first chunker (DESIGN section 10): sections first, budgets second.
+"""The structure-first chunker (docs/structure-chunker.md): sections first, budgets second.
 
 Plain data in, plain data out: the document text, its `HeadingIndex`
 (`build_index`), `StructureOptions`, and a `BudgetSplit` callable for
 oversized sections (the app wraps cocoindex's splitter with
 `budget_split_from`; this package never imports cocoindex).
 
-Decisions where DESIGN is silent:
+Decisions beyond the numbered rules (docs/structure-chunker.md lists both):
 - Chunk spans are trimmed: leading blank lines and trailing whitespace are
   left out; the indentation of a first line is kept (it can be markup: an
   indented code block, a nested list), except where a budget-splitter piece
@@ -23,7 +23,7 @@ Decisions where DESIGN is silent:
   counts the sections folded into an earlier section's chunk, heading-only
   ones included (so it equals the splitting headings inside chunks).
 - With `merged_path="first"` the columns equal `assign` over
-  `splitting_index(...)` (DESIGN section 3); with `"common"` a merged chunk
+  `splitting_index(...)` (docs/assign.md); with `"common"` a merged chunk
   names the deepest section holding all its sections, and its parent is
   found from that section. `StructureChunk.heading` is the heading named
   (None: the root), so a harness can score what the breadcrumb claims.
@@ -416,7 +416,7 @@ def _root_chunk(piece: _Planned, stored: str) -> StructureChunk:
 def _parent_positions(structure: HeadingIndex, planned: Sequence[_Planned]) -> list[int | None]:
     """Per chunk: the first chunk overlapping its named heading's parent section.
 
-    DESIGN section 3 with splitting headings as the structure; None when the
+    docs/assign.md with splitting headings as the structure; None when the
     named heading has no parent or when that first chunk is the chunk itself.
     """
     starts = [piece.start for piece in planned]

@@ -1,4 +1,4 @@
--- content_chunks: one row per chunk (DESIGN section 4). The column names are
+-- content_chunks: one row per chunk (docs/rows-and-table.md). The column names are
 -- part of the contract; flow/rows.py's ChunkRow writes exactly these columns
 -- (a test compares them). cocoindex manages the rows, never the table.
 

@@ -1,4 +1,4 @@
--- Breadcrumbs and embed texts (DESIGN section 10; both chunkers fill them) and
+-- Breadcrumbs and embed texts (docs/structure-chunker.md; both chunkers fill them) and
 -- the per-document counts of the structure chunker.
 --
 -- Rows written before this migration have no breadcrumb and an empty

@@ -1,4 +1,4 @@
-"""The re-runnable evaluation harness (DESIGN section 7).
+"""The re-runnable evaluation harness (docs/harness.md).
 
 Measures how truthful heading breadcrumbs are over chunks, per corpus and per
 chunker ("mode"), and answers the memo questions of the original spike with

@@ -3,7 +3,7 @@
 For every markdown document under each PATH (default: the bundled corpora,
 `corpora/rust-book`, `corpora/tldr`, and `sample/`) and every mode (chunker), split
 the text, index its headings with `heading_index.build_index`, and score the
-chunks (DESIGN section 7, `spikes.metrics`). Prints a fixed-width table of
+chunks (docs/harness.md, `spikes.metrics`). Prints a fixed-width table of
 per-corpus totals (per document too with `--per-doc`) and, with `--json
 FILE`, writes the same rows as JSON. Deterministic (unless `--provenance`
 adds a dated header line); needs no database.

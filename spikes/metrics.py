@@ -1,4 +1,4 @@
-"""Heading-truthfulness metrics of DESIGN section 7: pure functions, no I/O.
+"""Heading-truthfulness metrics of docs/harness.md: pure functions, no I/O.
 
 Every metric takes a document's `HeadingIndex` and its chunks' code-point
 spans `[start, end)` and returns a `Ratio` (hits over a total), so that
@@ -31,7 +31,7 @@ breadcrumb names (the structure-first chunker: a merged chunk names its first
 section or, with the common-ancestor rule, an ancestor) gives it in
 `Span.named`, as an index into the document's full `HeadingIndex` (`ROOT`, -1,
 for the document root). Otherwise (`named` is None: the budget splitter) it is
-the governing heading of DESIGN section 3, which is exactly what
+the governing heading of docs/assign.md, which is exactly what
 `heading_index.assign` stores: the last heading with `g.start <= chunk.start`,
 where a chunk whose text before its first heading is only front matter and
 blank lines (`Heading.lead_in`) counts as starting at that heading. Either
@@ -191,7 +191,7 @@ def governing(index: HeadingIndex, spans: Sequence[Span]) -> list[Heading | None
     """Each chunk's named heading, or None for the document root.
 
     For a span without `named`: the governing heading, the same rule as
-    `heading_index.assign` (DESIGN section 3), so the breadcrumb the flow
+    `heading_index.assign` (docs/assign.md), so the breadcrumb the flow
     stores for the chunk is this heading's path.
     """
     _check(index, spans)

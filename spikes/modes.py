@@ -5,7 +5,7 @@
   no heading: the metrics derive the governing heading from each start, as
   `heading_index.assign` does.
 - `structure-first` and `structure-common`: the structure-first chunker of
-  DESIGN section 10 (`heading_index.structure_chunks`; splitting levels 1-3
+  docs/structure-chunker.md (`heading_index.structure_chunks`; splitting levels 1-3
   by default, `Budgets.split_levels`; oversized sections split by the same
   `RecursiveSplitter(language="markdown")`), with the classic merge rule (a
   merged chunk takes its first section's heading) and with the

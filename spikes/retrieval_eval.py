@@ -14,7 +14,7 @@ What it does, in order:
    removed at the end) and ingests the corpus's markdown documents through the
    flow itself (`flow.ingest`), once per chunker, each into a source of its
    own; `ingest s` is that run's wall time (chunking and writing, no
-   embedding). Chunkers (DESIGN sections 3 and 10; default budgets
+   embedding). Chunkers (docs/assign.md and docs/structure-chunker.md; default budgets
    2000/1000/200 UTF-8 bytes):
    - `none`: the budget splitter with `language=None` (recipe
      `markdown_split="plain"`), heading columns assigned by position;
@@ -24,7 +24,7 @@ What it does, in order:
      the classic merged-path rule and with the deepest-common-ancestor rule.
 3. Ranks every golden query over each chunker's rows:
    - `over` says what the method reads: `text`, the chunk's stored text;
-     `embed_text`, its breadcrumb then its text (DESIGN section 10); `product`,
+     `embed_text`, its breadcrumb then its text (docs/structure-chunker.md); `product`,
      exactly what `mdchunks search` does: full-text over the `search_vector`
      column (heading path weighted A plus text weighted B), vectors of
      embed_text stored in pgvector by `ingest --embed`'s own code, and

@@ -1,13 +1,13 @@
 """Shared fixtures: a real PostgreSQL for the whole session, a fresh database per test.
 
-Where the server comes from (DESIGN section 6), first that works:
+Where the server comes from (docs/database.md), first that works:
 1. `TEST_DATABASE_URL` (a role that may CREATE DATABASE);
 2. testcontainers' PostgreSQL, when a Docker engine answers a ping within a
    couple of seconds;
 3. the embedded server of the `pgserver` package, in a temporary folder.
 No test is skipped for want of a database, and nothing here is a mock.
 
-Some tests (tests/reliability, DESIGN section 9) need a server of their own:
+Some tests (tests/reliability, docs/reliability.md) need a server of their own:
 one they may stop and restart, change the authentication of, or reach over a
 unix socket only. `embedded` is that server: the embedded PostgreSQL that
 `mdchunks` itself starts in a data dir (pgserver), in a temporary folder, so

@@ -1,4 +1,4 @@
-"""The layout rules of DESIGN section 1, kept by checks rather than by memory."""
+"""The layout rules of docs/layout.md, kept by checks rather than by memory."""
 
 from __future__ import annotations
 

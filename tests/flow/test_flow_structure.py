@@ -1,4 +1,4 @@
-"""The structure-first chunker as a recipe choice (DESIGN section 10, issue #7).
+"""The structure-first chunker as a recipe choice (docs/structure-chunker.md, issue #7).
 
 Rows are checked against `heading_index.structure_chunks` run here on the same
 document (`flow_checks.expected_chunks`), and against the table's invariants.

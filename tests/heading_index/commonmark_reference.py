@@ -1,6 +1,6 @@
 """The reference for which lines are headings and what their text is.
 
-markdown-it-py's CommonMark parse, reduced the way DESIGN section 2 defines a
+markdown-it-py's CommonMark parse, reduced the way docs/heading-index.md defines a
 heading's text. Test-only: the library never imports markdown-it-py.
 """
 

@@ -8,7 +8,7 @@ from mdchunks.heading_index.blocks import front_matter_end
 
 
 def _nearest_shallower(index: HeadingIndex, i: int) -> int | None:
-    """The parent as DESIGN states it, without a stack: the closest earlier
+    """The parent as docs/assign.md states it, without a stack: the closest earlier
     heading of a smaller level (everything in between was popped)."""
     level = index.headings[i].level
     for j in range(i - 1, -1, -1):
@@ -48,7 +48,7 @@ def check_index_invariants(text: str, index: HeadingIndex) -> None:
 
 
 def _effective_start(text: str, index: HeadingIndex, span: tuple[int, int]) -> int:
-    """Where DESIGN section 3 counts a chunk as starting: at its first heading
+    """Where docs/assign.md counts a chunk as starting: at its first heading
     if the text before that is only front matter and blank lines."""
     start, end = span
     inside = [h.start for h in index.headings if start < h.start < end]
@@ -62,7 +62,7 @@ def _effective_start(text: str, index: HeadingIndex, span: tuple[int, int]) -> i
 def expected_assignment(
     text: str, index: HeadingIndex, spans: list[tuple[int, int]]
 ) -> list[ChunkHeadings]:
-    """DESIGN section 3 read literally: a scan per chunk (fine for a test oracle)."""
+    """docs/assign.md read literally: a scan per chunk (fine for a test oracle)."""
     result = []
     for position, span in enumerate(spans):
         start = _effective_start(text, index, span)

@@ -1,4 +1,4 @@
-"""assign (DESIGN section 3) on hand-worked examples."""
+"""assign (docs/assign.md) on hand-worked examples."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def test_bisect_not_scan_per_chunk() -> None:
     assert assigned[7].parent_position == 6
 
 
-# --- front matter and blank lines before a chunk's first heading (DESIGN section 3) ---
+# --- front matter and blank lines before a chunk's first heading (docs/assign.md) ---
 
 VITEPRESS = (
     "---\ntitle: Teleport\nlayout: doc\n---\n\n"

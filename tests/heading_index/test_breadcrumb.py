@@ -1,4 +1,4 @@
-"""Breadcrumb rendering (DESIGN section 10, rule 7): one place for both chunkers."""
+"""Breadcrumb rendering (docs/structure-chunker.md, rule 7): one place for both chunkers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The structure-first chunker (DESIGN section 10) on hand-written documents.
+"""The structure-first chunker (docs/structure-chunker.md) on hand-written documents.
 
 One test (or a few) per rule. Oversized sections go to a fake budget
 splitter that records what it was given and cuts at blank lines, so every
@@ -372,7 +372,7 @@ def test_min_chunk_size_zero_never_merges() -> None:
     assert result.merges == 0
 
 
-# --- parents (DESIGN section 3 over splitting headings) ---------------------------------
+# --- parents (docs/assign.md over splitting headings) ---------------------------------
 
 
 def test_parents_point_at_the_first_chunk_of_the_parent_section() -> None:

@@ -1,4 +1,4 @@
-"""Rule 6 of DESIGN section 10: pipe tables are split between rows, never inside one.
+"""Rule 6 of docs/structure-chunker.md: pipe tables are split between rows, never inside one.
 
 Tables are carved out of an oversized section before the budget splitter
 sees it (the splitter cuts tables mid-row); later pieces of a split table

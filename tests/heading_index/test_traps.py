@@ -1,6 +1,6 @@
 """Hand-written adversarial documents, one per trap listed in issue #2.
 
-Each expectation is worked out by hand from CommonMark and DESIGN section 2.
+Each expectation is worked out by hand from CommonMark and docs/heading-index.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The metrics of DESIGN section 7 on hand-built documents and hand-chosen spans.
+"""The metrics of docs/harness.md on hand-built documents and hand-chosen spans.
 
 Every expected number is worked out by hand in the comments next to it. The
 heading indexes are built by hand too (offsets checked against the text), so
