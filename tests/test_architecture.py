@@ -112,7 +112,7 @@ print(json.dumps({"light": light, "changed": sorted(changed), "modules": len(nam
 """
 
 
-def test_importing_mdchunks_changes_nothing_in_the_host() -> None:
+def test_importing_mdchunks_changes_nothing_in_the_host(tmp_path: Path) -> None:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -121,7 +121,10 @@ def test_importing_mdchunks_changes_nothing_in_the_host() -> None:
     env["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"  # the test's own process: no telemetry
     done = subprocess.run(
         [sys.executable, "-c", _IMPORT_EVERYTHING],
-        cwd=ROOT.parent,  # not the checkout: what is importable is what is installed
+        # Not the checkout, nor its parent (a clone is often a folder named
+        # `mdchunks`, which would import as a namespace package from there):
+        # what is importable is what is installed.
+        cwd=tmp_path,
         capture_output=True,
         text=True,
         env=env,
