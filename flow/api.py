@@ -54,6 +54,7 @@ from mdchunks import (
     listing,
     lock,
     migrate,
+    quarantine,
     reconcile,
     retrieval,
 )
@@ -151,6 +152,8 @@ def ingest(
     with (
         database.losing_it_is_unavailable(db.url),
         lock.source_lock(db.url, source, wait_seconds=lock_wait) as conn,
+        # The documents an earlier run died chunking (flow/quarantine.py).
+        quarantine.opened(state_dir_for(db, conn, source)) as chunking,
     ):
         catalog.remember(
             conn, source=source, root=root_path, recipe=recipe, max_doc_bytes=max_doc_bytes
@@ -160,7 +163,7 @@ def ingest(
         _distrust_state(conn, source)
         found = listing.walk(root_path, recipe.suffixes, max_doc_bytes)
         window = reconcile.begin(conn, source)
-        ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes)
+        ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking)
         run_engine = _engine_runner(
             db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn)
         )
@@ -178,7 +181,9 @@ def ingest(
         if result.missing and not full_reprocess:
             # The engine state does not describe this database: rewrite all.
             healed = True
-            heal_ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes)
+            heal_ledger = RunLedger(
+                listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking
+            )
             stats = stats + run_engine(heal_ledger, True)
             ledger.processed.update(heal_ledger.processed)
             ledger.raised = heal_ledger.raised

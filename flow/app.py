@@ -62,12 +62,15 @@ from mdchunks.listing import matcher
 from mdchunks.offload import run_off_loop
 from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_id
 from mdchunks.settings import Recipe
+from mdchunks.splitting import GuardedSplitter
 
 # -- settings -----------------------------------------------------------------
 
 APP_NAME = "mdchunks"
 POOL_MAX_SIZE = 8
-_SPLITTER = RecursiveSplitter()
+# Guarded: a markdown text nested deep enough to abort the splitter is split
+# as plain text (flow/splitting.py).
+_SPLITTER = GuardedSplitter(RecursiveSplitter())
 # The structure chunker's splitter of oversized sections: the same splitter.
 _BUDGET_SPLIT = budget_split_from(_SPLITTER)
 _NO_HEADINGS = ChunkHeadings(
@@ -304,7 +307,15 @@ async def process_document(
         chunked, content_hash = await run_off_loop(
             len(data),
             functools.partial(
-                _chunk_and_hash, data, text, source=source, rel_path=rel_path, recipe=recipe
+                # Marked in the run's journal while it runs (flow/quarantine.py).
+                run.quarantine.guard(
+                    rel_path, _chunk_and_hash, data=data, recipe=recipe.fingerprint()
+                ),
+                data,
+                text,
+                source=source,
+                rel_path=rel_path,
+                recipe=recipe,
             ),
         )
     except DocumentProblem as problem:

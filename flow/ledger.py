@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mdchunks.listing import Listing
+from mdchunks.quarantine import Quarantine
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,8 @@ class RunLedger:
     live: bool = False  # a watch: cocoindex's live walk finds the documents, not the listing
     processed: dict[str, Processed] = field(default_factory=dict)
     raised: dict[str, str] = field(default_factory=dict)  # rel_path -> cause
+    # Documents in flight, and those that killed an earlier run (flow/quarantine.py).
+    quarantine: Quarantine = field(default_factory=Quarantine)
 
     def record(self, outcome: Processed) -> None:
         self.processed[outcome.rel_path] = outcome
