@@ -44,6 +44,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from mdchunks import (
@@ -60,6 +61,7 @@ from mdchunks import (
 )
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
+from mdchunks.heading_index.options import options_of
 from mdchunks.ledger import Processed, RunLedger
 from mdchunks.queries import QUERIES
 from mdchunks.settings import DEFAULT_MAX_DOC_BYTES, Recipe
@@ -349,27 +351,25 @@ def watch(
 def backfill(
     *,
     source: str | None = None,
-    chunk_size: int | None = None,
-    min_chunk_size: int | None = None,
-    chunk_overlap: int | None = None,
-    headings: bool | None = None,
-    invalid_utf8: str | None = None,
-    chunker: str | None = None,
-    split_levels: int | None = None,
-    merged_path: str | None = None,
-    breadcrumb_budget: int | None = None,
     embed: bool | None = None,
     database_url: str | None = None,
     data_dir: Path | None = None,
     full_reprocess: bool = False,
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
     progress: ProgressFn | None = None,
+    **recipe_changes: Any,
 ) -> list[IngestReport]:
     """Re-process the documents of a source (default: every source) under the
-    recipe it was last ingested with, changed by the given options, and with
-    the heading index of the code that runs now. Files are only read. Every
-    document whose rows were made by another recipe is re-processed; when the
-    recipe is the same, nothing is (pass `full_reprocess` to force it)."""
+    recipe it was last ingested with, changed by `recipe_changes` (any recipe
+    option the CLI offers, e.g. `chunk_size=1500, headings=True`; None keeps
+    it), and with the heading index of the code that runs now. Files are only
+    read. Every document whose rows were made by another recipe is
+    re-processed; when the recipe is the same, nothing is (pass
+    `full_reprocess` to force it)."""
+    offered = {name for name, _, info in options_of(Recipe) if info.cli}
+    unknown = sorted(set(recipe_changes) - offered)
+    if unknown:
+        raise TypeError(f"backfill() got unknown recipe options: {', '.join(unknown)}")
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
     with database.connect(db.url) as conn:
@@ -388,17 +388,7 @@ def backfill(
     reports = []
     for record in records:
         try:
-            recipe = record.recipe.with_options(
-                chunk_size=chunk_size,
-                min_chunk_size=min_chunk_size,
-                chunk_overlap=chunk_overlap,
-                headings=headings,
-                invalid_utf8=invalid_utf8,
-                chunker=chunker,
-                split_levels=split_levels,
-                merged_path=merged_path,
-                breadcrumb_budget=breadcrumb_budget,
-            )
+            recipe = record.recipe.with_options(**recipe_changes)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         if embed is not None:  # None: as last ingested

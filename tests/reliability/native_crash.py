@@ -7,16 +7,17 @@ The hook is installed when this module is imported, not only when it runs:
 multiprocessing's spawn imports the main module in its child, so the trial
 process that flow/quarantine.py starts for a suspect gets the same splitter,
 and dies the same way. flow itself has no hook for it: the splitter is
-swapped in `mdchunks.app`, as tests/reliability/swap_after_walk.py swaps the walk.
+swapped in `mdchunks.chunking`, as tests/reliability/swap_after_walk.py swaps the walk.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from typing import Any
 
-from mdchunks import app
+from mdchunks import chunking
 from mdchunks.splitting import GuardedSplitter
 
 CRASH_MARKER = "THIS DOCUMENT KILLS THE PROCESS"
@@ -34,14 +35,18 @@ class AbortingSplitter:
 
 
 def install(mode: str) -> None:
-    if mode == "marker":
-        app._SPLITTER = AbortingSplitter(app._SPLITTER)  # type: ignore[assignment]
-    elif mode == "unguarded":
-        from cocoindex.ops.text import RecursiveSplitter
+    from cocoindex.ops.text import RecursiveSplitter
+    from mdchunks.heading_index.structure import budget_split_from
 
-        app._SPLITTER = GuardedSplitter(RecursiveSplitter(), max_nesting=10**9)
+    if mode == "marker":
+        splitter: Any = AbortingSplitter(GuardedSplitter(RecursiveSplitter()))
+    elif mode == "unguarded":
+        splitter = GuardedSplitter(RecursiveSplitter(), max_nesting=10**9)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
+    chunking._budget_split = functools.cache(  # type: ignore[assignment]
+        lambda language: budget_split_from(splitter, language)
+    )
 
 
 # The spawned trial child imports this module again: it reads the mode from
