@@ -183,9 +183,7 @@ def ingest(
         if result.missing and not full_reprocess:
             # The engine state does not describe this database: rewrite all.
             healed = True
-            heal_ledger = RunLedger(
-                listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking
-            )
+            heal_ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking)
             stats = stats + run_engine(heal_ledger, True)
             ledger.processed.update(heal_ledger.processed)
             ledger.raised = heal_ledger.raised
