@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Any
 
+import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs
 from mdchunks.heading_index import DocumentDecodeError, decode_document
@@ -220,7 +221,15 @@ class _DocumentSubscriber:
 
 
 def one_line(exc: BaseException) -> str:
-    """A failure's cause in one line (the document is named by the caller)."""
+    """A failure's cause in one line (the document is named by the caller).
+
+    An exception group (cocoindex writes rows from task groups) is reported by
+    its first leaf: the database's own message, not "unhandled errors in a
+    TaskGroup"."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, asyncpg.PostgresError):
+        return f"the database refused its rows: {' '.join(str(exc).split())}"
     if isinstance(exc, (DocumentTooLarge, DocumentReplaced)):
         return str(exc)
     if isinstance(exc, FileNotFoundError):

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mdchunks.quarantine import JOURNAL_SUFFIX
 from reliability_support import Done, assert_invariants, cli_env, query
 
@@ -217,3 +219,131 @@ def test_a_document_in_flight_when_a_run_was_killed_is_not_quarantined(
     assert done.code == 0, done.text
     assert set(_rows_by_document(database_url)) == {"fine.md", "other.md"}
     assert not journal.exists()  # a run that ends leaves no mark
+
+
+# -- 6. lost text, oversized chunks ---------------------------------------------------------
+
+CJK = "".join(
+    f"これは{i}番目の文です。とても長い文章がここに続きます！本当ですか？はい；そうです。\n\n"
+    for i in range(40)
+) + "".join(f"这是第{i}句话。真的吗？是的！好；\n\n" for i in range(40))
+BREAK_FREE = "x" * 9000 + "é" * 3000 + "字" * 2000  # no break point at all
+
+
+def _uncovered(text: str, spans: list[tuple[int, int]], allowed: list[tuple[int, int]]) -> str:
+    covered = bytearray(len(text))
+    for start, end in [*spans, *allowed]:
+        covered[start:end] = b"\x01" * (end - start)
+    return "".join(ch for i, ch in enumerate(text) if not covered[i] and not ch.isspace())
+
+
+def _left_out_by_design(text: str, chunker: str, split_levels: int = 3) -> list[tuple[int, int]]:
+    """The structure chunker leaves splitting-heading lines (they are the
+    breadcrumb of its embed text) and front matter out of stored text."""
+    from mdchunks.heading_index import build_index
+    from mdchunks.heading_index.blocks import front_matter_end
+
+    if chunker != "structure":
+        return []
+    index = build_index(text)
+    first = index.headings[0].start if index.headings else len(text)
+    lines = [(h.start, h.end) for h in index.headings if h.level <= split_levels]
+    return [(0, front_matter_end(text, first)), *lines]
+
+
+@st.composite
+def hostile_markdown(draw: st.DrawFn) -> str:
+    blocks = st.sampled_from(
+        [
+            "# Title\n",
+            "## Section\n",
+            "これは文です。次の文です！",
+            "这是一句话。真的吗？是的；",
+            "Plain words in a sentence. Another one.",
+            "- a list item\n- another",
+            "> a quote",
+            "| a | b |\n|---|---|\n| 1 | 2 |",
+            "```\ncode\n```",
+            "y" * 700,
+            "é" * 400,
+        ]
+    )
+    return "\n\n".join(draw(st.lists(blocks, min_size=1, max_size=25))) + "\n"
+
+
+@pytest.mark.parametrize("chunker", ["recursive", "structure"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=hostile_markdown(), chunk_size=st.sampled_from([120, 300, 1000]))
+def test_every_character_is_in_a_chunk_and_no_chunk_is_over_the_budget(
+    chunker: str, text: str, chunk_size: int
+) -> None:
+    """The real splitter, through the plugin face, for every chunker."""
+    from mdchunks import ChunkOptions, split_markdown
+
+    options = ChunkOptions(
+        chunk_size=chunk_size,
+        min_chunk_size=chunk_size // 2,
+        chunk_overlap=chunk_size // 10,
+        chunker=chunker,
+    )
+    chunks = split_markdown(text, options)
+    spans = [(chunk.start, chunk.end) for chunk in chunks]
+    assert _uncovered(text, spans, _left_out_by_design(text, chunker)) == ""
+    assert max((len(chunk.text.encode()) for chunk in chunks), default=0) <= chunk_size
+
+
+@pytest.mark.parametrize("chunker", ["recursive", "structure"])
+def test_cjk_punctuation_and_break_free_runs_reach_the_table(
+    chunker: str, tmp_path: Path, database_url: str
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    documents = {
+        "cjk.md": "# 文書\n\n" + CJK,
+        "blob.md": "# Blob\n\n" + BREAK_FREE + "\n\nAfter the blob.\n",
+        "cjk.txt": CJK,
+    }
+    for name, text in documents.items():
+        (root / name).write_text(text)
+    done = _ingest(root, database_url, tmp_path / "data", "--chunker", chunker)
+    assert done.code == 0, done.text
+    for name, text in documents.items():
+        rows = query(
+            database_url,
+            "SELECT char_start, char_end, text FROM content_chunks WHERE rel_path = %s",
+            [name],
+        )
+        assert all(text[a:b] == chunk for a, b, chunk in rows)
+        assert max(len(chunk.encode()) for _, _, chunk in rows) <= 2000
+        spans = [(a, b) for a, b, _ in rows]
+        allowed = _left_out_by_design(text, chunker) if name.endswith(".md") else []
+        assert _uncovered(text, spans, allowed) == "", name
+    assert_invariants(database_url, SOURCE)
+
+
+def test_a_database_error_is_reported_with_the_database_s_own_message(
+    tmp_path: Path, database_url: str
+) -> None:
+    """A chunk within a (huge) budget that PostgreSQL still refuses: the cause is
+    PostgreSQL's, not the task group's that carried it."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    paragraphs = (
+        "\n".join(" ".join(f"w{i:06d}{j:03d}q{k}" for j in range(10)) for k in range(10))
+        for i in range(700)
+    )
+    (root / "big.md").write_text("# Big\n\n" + "\n\n".join(paragraphs) + "\n")
+    (root / "fine.md").write_text(FINE)
+    done = _ingest(
+        root,
+        database_url,
+        tmp_path / "data",
+        "--chunk-size",
+        "2000000",
+        "--min-chunk-size",
+        "1000000",
+    )
+    assert done.code == 1, done.text
+    cause = _failures_listed(done)["big.md"]
+    assert cause.startswith("the database refused its rows: string is too long for tsvector")
+    assert set(_rows_by_document(database_url)) == {"fine.md"}
