@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mdchunks.heading_index.coverage import fit_span, repair_spans
@@ -40,7 +42,7 @@ def text_and_spans(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]], int]:
     text = draw(TEXTS)
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=12)))
     spans = []
-    for a, b in zip(cuts, cuts[1:], strict=False):
+    for a, b in itertools.pairwise(cuts):
         # Some spans shrunk at either end: text a splitter left out.
         shrink = draw(st.integers(0, 2))
         spans.append((a, max(a, b - shrink)))
