@@ -136,11 +136,18 @@ def ingest(
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
     progress: ProgressFn | None = None,
+    follow_outside_links: bool = False,
+    move: bool = False,
 ) -> IngestReport:
-    """Bring the rows of `source` in line with the documents under `root`."""
+    """Bring the rows of `source` in line with the documents under `root`.
+
+    `follow_outside_links`: follow symlinks that resolve outside `root` (by
+    default they are reported as skipped, flow/listing.py). `move`: let a
+    source remembered at another root move to this one (flow/catalog.py)."""
     started = time.perf_counter()
     recipe = recipe or Recipe()
     root_path = listing.check_root(Path(root))
+    named = source is not None
     source = source if source is not None else default_source_name(root_path)
     check_source_name(source)
     if max_doc_bytes < 1:
@@ -157,13 +164,16 @@ def ingest(
         # The documents an earlier run died chunking (flow/quarantine.py).
         quarantine.opened(state_dir_for(db, conn, source)) as chunking,
     ):
+        catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)
         catalog.remember(
             conn, source=source, root=root_path, recipe=recipe, max_doc_bytes=max_doc_bytes
         )
         state_dir = state_dir_for(db, conn, source)
         state_reset = not _trust_state(conn, source, state_dir)
         _distrust_state(conn, source)
-        found = listing.walk(root_path, recipe.suffixes, max_doc_bytes)
+        found = listing.walk(
+            root_path, recipe.suffixes, max_doc_bytes, follow_outside_links=follow_outside_links
+        )
         window = reconcile.begin(conn, source)
         ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking)
         run_engine = _engine_runner(

@@ -24,6 +24,7 @@ from mdchunks import api, database, embedding, retrieval
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.lock import DEFAULT_WAIT_SECONDS
+from mdchunks.names import shown
 from mdchunks.settings import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
 from rich.console import Console
 from rich.markup import escape
@@ -178,6 +179,18 @@ def cli() -> None:
     metavar="BYTES",
     help="Skip (and report) documents larger than this.",
 )
+@click.option(
+    "--follow-outside-links",
+    is_flag=True,
+    help="Follow symlinks that lead outside the folder (by default they are skipped "
+    "and listed: a folder from elsewhere can link to any file of yours).",
+)
+@click.option(
+    "--move",
+    is_flag=True,
+    help="Let a source remembered at another folder move to this one (its rows are "
+    "replaced); without it, a second folder of the same name is refused.",
+)
 @lock_wait_option
 @database_options
 def ingest(
@@ -188,6 +201,8 @@ def ingest(
     embed: bool,
     live: bool,
     max_doc_bytes: int,
+    follow_outside_links: bool,
+    move: bool,
     lock_wait: float,
     database_url: str | None,
     data_dir: Path | None,
@@ -220,7 +235,7 @@ def ingest(
         )
     any_failed = False
     for path, name in zip(paths, names, strict=True):
-        with _progress(f"ingesting {name}") as progress:
+        with _progress(f"ingesting {escape(shown(name))}") as progress:
             report = api.ingest(
                 path,
                 source=name,
@@ -231,6 +246,8 @@ def ingest(
                 max_doc_bytes=max_doc_bytes,
                 lock_wait=lock_wait,
                 progress=progress,
+                follow_outside_links=follow_outside_links,
+                move=move,
             )
         _print_report(report)
         any_failed = any_failed or not report.ok
@@ -248,7 +265,7 @@ def ingest(
             data_dir=data_dir,
             max_doc_bytes=max_doc_bytes,
             lock_wait=lock_wait,
-            on_change=lambda line: out.print(escape(line)),
+            on_change=lambda line: out.print(escape(shown(line))),
         )
     if any_failed:
         sys.exit(1)
@@ -453,7 +470,8 @@ def stop(data_dir: Path | None) -> None:
 
 def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
     out.print(
-        f"[bold]{verb} {escape(report.source)}[/bold] from {escape(str(report.root))}; "
+        f"[bold]{verb} {escape(shown(report.source))}[/bold] from "
+        f"{escape(shown(str(report.root)))}; "
         f"recipe {report.recipe} ({escape(report.recipe_description)})"
     )
     removed = f", {report.removed} removed" if report.removed else ""
@@ -499,7 +517,8 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
     if report.failures:
         err.print(f"[red]{report.failed} documents failed[/red] (they have no rows):")
         for failure in report.failures:
-            err.print(f"  {escape(failure.rel_path)}: {escape(failure.cause)}")
+            # Escaped: a name can hold a newline or a terminal escape (flow/names.py).
+            err.print(f"  {escape(shown(failure.rel_path))}: {escape(shown(failure.cause))}")
 
 
 def _print_database_hint(database_url: str | None, data_dir: Path | None) -> None:

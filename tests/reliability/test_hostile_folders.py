@@ -347,3 +347,115 @@ def test_a_database_error_is_reported_with_the_database_s_own_message(
     cause = _failures_listed(done)["big.md"]
     assert cause.startswith("the database refused its rows: string is too long for tsvector")
     assert set(_rows_by_document(database_url)) == {"fine.md"}
+
+
+# -- 2, 7. names that are not UTF-8, names that forge output, links that leave the root ----
+
+
+def test_a_name_that_is_not_utf8_costs_that_file_alone(tmp_path: Path, database_url: str) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "fine.md").write_text(FINE)
+    with open(bytes(root) + b"/caf\xe9.md", "wb") as handle:
+        handle.write(FINE.encode())
+    folder = bytes(root) + b"/d\xfcr"
+    import os
+
+    os.mkdir(folder)
+    with open(folder + b"/inside.md", "wb") as handle:
+        handle.write(FINE.encode())
+    done = _ingest(root, database_url, tmp_path / "data")
+    assert done.code == 1, done.text
+    assert _failures_listed(done) == {
+        "caf\\xe9.md": "the name is not valid UTF-8 (not ingested; rename it)",
+        "d\\xfcr/": "the name is not valid UTF-8 (folder not entered; rename it)",
+    }
+    assert set(_rows_by_document(database_url)) == {"fine.md"}
+    assert_invariants(database_url, SOURCE)
+
+
+def test_names_are_printed_escaped_and_cannot_forge_lines(
+    tmp_path: Path, database_url: str
+) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "fine.md").write_text(FINE)
+    # Binary content, so that each is listed as a failure under its name.
+    (root / "\x1b[31mred.md").write_bytes(b"\x00binary")
+    (root / "two\n  forged.md: looks like another failure.md").write_bytes(b"\x00binary")
+    done = _ingest(root, database_url, tmp_path / "data")
+    assert done.code == 1, done.text
+    assert "\x1b" not in done.text
+    listed = _failures_listed(done)
+    assert sorted(listed) == [
+        "\\x1b[31mred.md",
+        "two\\n  forged.md: looks like another failure.md".partition(": ")[0],
+    ]
+    assert len(listed) == 2  # no third, forged entry
+    # The names are data: ingested documents keep their real names.
+    (root / "\x1b[31mred.md").write_text(FINE)
+    assert _ingest(root, database_url, tmp_path / "data").code == 1
+    assert "\x1b[31mred.md" in _rows_by_document(database_url)
+
+
+def test_links_that_leave_the_root_are_not_followed_unless_allowed(
+    tmp_path: Path, database_url: str
+) -> None:
+    root = tmp_path / "docs"
+    (root / "inner").mkdir(parents=True)
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "id_rsa.md").write_text("-----BEGIN PRIVATE KEY----- SECRET-KEY-MATERIAL\n")
+    (root / "fine.md").write_text(FINE)
+    (root / "notes.md").symlink_to(private / "id_rsa.md")
+    (root / "elsewhere").symlink_to(private, target_is_directory=True)
+    (root / "inner" / "alias.md").symlink_to(root / "fine.md")  # inside: followed
+    done = _ingest(root, database_url, tmp_path / "data")
+    assert done.code == 1, done.text
+    listed = _failures_listed(done)
+    assert set(listed) == {"notes.md", "elsewhere/"}
+    assert listed["notes.md"].startswith(f"symlink to {private / 'id_rsa.md'}, outside the")
+    assert "--follow-outside-links" in listed["notes.md"]
+    assert set(_rows_by_document(database_url)) == {"fine.md", "inner/alias.md"}
+    assert query(database_url, "SELECT 1 FROM content_chunks WHERE text LIKE '%SECRET%'") == []
+
+    allowed = _ingest(root, database_url, tmp_path / "data", "--follow-outside-links")
+    assert allowed.code == 0, allowed.text
+    assert set(_rows_by_document(database_url)) == {
+        "fine.md",
+        "inner/alias.md",
+        "notes.md",
+        "elsewhere/id_rsa.md",
+    }
+
+
+# -- 3. two folders of the same name -----------------------------------------------------
+
+
+def test_a_source_never_moves_to_another_folder_silently(tmp_path: Path, database_url: str) -> None:
+    first = tmp_path / "a" / "docs"
+    second = tmp_path / "b" / "docs"
+    for folder, name in ((first, "first.md"), (second, "second.md")):
+        folder.mkdir(parents=True)
+        (folder / name).write_text(FINE)
+    data_dir = tmp_path / "data"
+    args = ("--database-url", database_url, "--data-dir", str(data_dir))
+    assert _mdchunks("ingest", str(first), *args).code == 0
+    refused = _mdchunks("ingest", str(second), *args)
+    assert refused.code == 2, refused.text
+    assert str(first) in refused.err and str(second) in refused.err
+    assert "--source NAME" in refused.err and "--move" in refused.err
+    assert set(_rows_by_document(database_url)) == {"first.md"}  # untouched
+
+    # A name of its own: two sources side by side.
+    assert _mdchunks("ingest", str(second), "--source", "docs-b", *args).code == 0
+    # Or an explicit move.
+    moved = _mdchunks("ingest", str(second), "--move", *args)
+    assert moved.code == 0, moved.text
+    assert set(_rows_by_document(database_url)) == {"second.md"}
+    # A folder that was moved (the old root is gone) follows with --source.
+    third = tmp_path / "c" / "docs"
+    third.parent.mkdir()
+    second.rename(third)
+    assert _mdchunks("ingest", str(third), "--source", SOURCE, *args).code == 0
+    assert set(_rows_by_document(database_url)) == {"second.md"}
