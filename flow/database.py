@@ -15,6 +15,7 @@ Passwords never leave this module in clear: everything shown goes through
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -295,20 +296,42 @@ def _embedded(data_dir: Path) -> Database:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the data directory {data_dir}: {exc.strerror}") from None
-    server = _start_server(pgdata)
-    url = server.get_uri(EMBEDDED_DATABASE)
-    admin_url = server.get_uri("postgres")
-    with connect(admin_url) as conn:
-        exists = conn.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]
-        ).fetchone()
-        if not exists:
-            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
-                create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(EMBEDDED_DATABASE))
-                conn.execute(create)
+    # First use is race-free: two first commands at once would both run
+    # initdb, start a server, or CREATE DATABASE (one then fails on
+    # pg_database's unique index). The one that gets this lock first does it
+    # all; the other finds it done. The lock is the OS's: a killed holder
+    # releases it.
+    with _data_dir_lock(data_dir):
+        server = _start_server(pgdata)
+        url = server.get_uri(EMBEDDED_DATABASE)
+        admin_url = server.get_uri("postgres")
+        with connect(admin_url) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]
+            ).fetchone()
+            if not exists:
+                with contextlib.suppress(
+                    psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation
+                ):
+                    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(EMBEDDED_DATABASE))
+                    conn.execute(create)
     from pgserver._commands import POSTGRES_BIN_PATH  # bundled binaries
 
     return Database(url=url, embedded=True, data_dir=data_dir, psql_bin=POSTGRES_BIN_PATH / "psql")
+
+
+EMBEDDED_LOCK_FILE = "embedded.lock"
+
+
+@contextlib.contextmanager
+def _data_dir_lock(data_dir: Path) -> Iterator[None]:
+    """An exclusive `flock` on `<data dir>/embedded.lock` while the block runs."""
+    descriptor = os.open(data_dir / EMBEDDED_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
 
 
 def _import_pgserver():  # type: ignore[no-untyped-def]

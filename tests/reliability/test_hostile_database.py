@@ -1,16 +1,18 @@
-"""Secrets in broken database URLs (issue "hostile folders", item 5): no
-message ever shows a password, however the URL is broken. Property-tested
-over generated URLs, then through the real command."""
+"""Hostile input on the database side (issue "hostile folders", items 4 and 5):
+no message ever shows a password, however the URL is broken (property-tested
+over generated URLs, then through the real command); first use of a fresh
+data dir is race-free."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import unquote
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mdchunks.database import check_url, redact, scrub
 from mdchunks.errors import UsageError
-from reliability_support import run_cli
+from reliability_support import cli_env, finish, kill, run_cli, start_cli
 
 # A password that is easy to find in any output, with characters that break URLs.
 PASSWORDS = st.text(
@@ -66,3 +68,24 @@ def test_the_command_never_prints_a_password_of_a_broken_url() -> None:
         done = run_cli("status", "--database-url", url, timeout=120)
         assert done.code in (2, 3), done.text
         assert "S3CRET" not in done.text and "PASS" not in done.text, done.text
+
+
+def test_first_commands_on_a_fresh_data_dir_at_once_all_succeed(tmp_path: Path) -> None:
+    """Three first commands at once on one fresh data dir: one initialises and
+    starts the embedded server and creates its database, the others use them."""
+    data_dir = tmp_path / "data"
+    env = cli_env()
+    processes = [
+        start_cli(command, "--data-dir", str(data_dir), env=env)
+        for command in ("migrate", "status", "migrate")
+    ]
+    try:
+        results = [finish(process, timeout=300) for process in processes]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                kill(process)
+        stop = run_cli("stop", "--data-dir", str(data_dir), timeout=120)
+    for done in results:
+        assert done.code == 0, done.text
+    assert stop.code == 0, stop.text
