@@ -138,12 +138,15 @@ def ingest(
     progress: ProgressFn | None = None,
     follow_outside_links: bool = False,
     move: bool = False,
+    verify: bool = False,
 ) -> IngestReport:
     """Bring the rows of `source` in line with the documents under `root`.
 
     `follow_outside_links`: follow symlinks that resolve outside `root` (by
     default they are reported as skipped, flow/listing.py). `move`: let a
-    source remembered at another root move to this one (flow/catalog.py)."""
+    source remembered at another root move to this one (flow/catalog.py).
+    `verify`: hash every document's content instead of trusting its stat (size
+    and mtime), and re-process those whose content changed."""
     started = time.perf_counter()
     recipe = recipe or Recipe()
     root_path = listing.check_root(Path(root))
@@ -175,7 +178,9 @@ def ingest(
             root_path, recipe.suffixes, max_doc_bytes, follow_outside_links=follow_outside_links
         )
         window = reconcile.begin(conn, source)
-        ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking)
+        ledger = RunLedger(
+            listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking, verify=verify
+        )
         run_engine = _engine_runner(
             db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn)
         )

@@ -259,6 +259,7 @@ async def app_main(source: str, recipe: Recipe) -> None:
                     localfs.FilePath(entry.rel_path, base_dir=ROOT),
                     stat=entry.stat,
                     max_bytes=run.max_doc_bytes,
+                    verify=run.verify,
                 ),
             )
             for entry in run.listing.entries

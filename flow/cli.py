@@ -180,6 +180,12 @@ def cli() -> None:
     help="Skip (and report) documents larger than this.",
 )
 @click.option(
+    "--verify",
+    is_flag=True,
+    help="Hash every document's content instead of trusting its size and mtime, and "
+    "re-process those whose content changed (a rewrite that kept both is otherwise unseen).",
+)
+@click.option(
     "--follow-outside-links",
     is_flag=True,
     help="Follow symlinks that lead outside the folder (by default they are skipped "
@@ -201,6 +207,7 @@ def ingest(
     embed: bool,
     live: bool,
     max_doc_bytes: int,
+    verify: bool,
     follow_outside_links: bool,
     move: bool,
     lock_wait: float,
@@ -248,6 +255,7 @@ def ingest(
                 progress=progress,
                 follow_outside_links=follow_outside_links,
                 move=move,
+                verify=verify,
             )
         _print_report(report)
         any_failed = any_failed or not report.ok

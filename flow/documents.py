@@ -91,12 +91,19 @@ class DocumentFile(localfs.File):
     """
 
     def __init__(
-        self, file_path: localfs.FilePath, *, stat: FileStat | None, max_bytes: int
+        self,
+        file_path: localfs.FilePath,
+        *,
+        stat: FileStat | None,
+        max_bytes: int,
+        verify: bool = False,
     ) -> None:
         # No stat (live mode, where cocoindex's walk made the file object and
         # its memo state): the metadata is fetched if anything asks for it.
         super().__init__(file_path, _stat=stat)  # type: ignore[arg-type]
         self._max_bytes = max_bytes
+        # A verifying run (`ingest --verify`): the content decides, not the stat.
+        self._verify = verify
         self.failure: str | None = None
 
     async def _read_impl(self, size: int = -1) -> bytes:
@@ -124,10 +131,14 @@ class DocumentFile(localfs.File):
     async def __coco_memo_state__(
         self, prev_state: tuple[datetime, bytes] | coco.NonExistenceType
     ) -> coco.MemoStateOutcome:
-        if not coco.is_non_existence(prev_state) and prev_state[1] == _UNREADABLE:
+        if not coco.is_non_existence(prev_state) and (prev_state[1] == _UNREADABLE or self._verify):
+            # Read and hashed whatever the mtime says: an unreadable file's
+            # outcome is never trusted, and a verifying run trusts no stat (a
+            # rewrite of the same size with the mtime restored fools a stat).
             current = await self.content_fingerprint()
             mtime = (await self._ensure_metadata()).modified_time
-            return coco.MemoStateOutcome(state=(mtime, current), memo_valid=False)
+            valid = self._verify and prev_state[1] != _UNREADABLE and current == prev_state[1]
+            return coco.MemoStateOutcome(state=(mtime, current), memo_valid=valid)
         return await super().__coco_memo_state__(prev_state)
 
     def _read_sync(self, size: int = -1) -> bytes:

@@ -31,6 +31,7 @@ class RunLedger:
     listing: Listing
     max_doc_bytes: int
     live: bool = False  # a watch: cocoindex's live walk finds the documents, not the listing
+    verify: bool = False  # `ingest --verify`: every document's content is hashed, not its stat
     processed: dict[str, Processed] = field(default_factory=dict)
     raised: dict[str, str] = field(default_factory=dict)  # rel_path -> cause
     # Documents in flight, and those that killed an earlier run (flow/quarantine.py).

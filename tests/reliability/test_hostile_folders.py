@@ -459,3 +459,39 @@ def test_a_source_never_moves_to_another_folder_silently(tmp_path: Path, databas
     second.rename(third)
     assert _mdchunks("ingest", str(third), "--source", SOURCE, *args).code == 0
     assert set(_rows_by_document(database_url)) == {"second.md"}
+
+
+# -- 8. edits the stat cannot see ----------------------------------------------------------
+
+
+def test_a_verifying_run_sees_an_edit_that_kept_size_and_mtime(
+    tmp_path: Path, database_url: str
+) -> None:
+    import os
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    page = root / "page.md"
+    page.write_text("# Page\n\nThe original words.\n")
+    (root / "other.md").write_text(FINE)
+    data_dir = tmp_path / "data"
+    assert _ingest(root, database_url, data_dir).code == 0
+    before = page.stat()
+    page.write_text("# Page\n\nThe rewritten text.\n")  # same size
+    os.utime(page, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert page.stat().st_size == before.st_size
+
+    def texts() -> str:
+        rows = query(database_url, "SELECT text FROM content_chunks WHERE rel_path = 'page.md'")
+        return " ".join(text for (text,) in rows)
+
+    stat_based = _ingest(root, database_url, data_dir)
+    assert stat_based.code == 0, stat_based.text
+    assert "original" in texts()  # the default trusts the stat, as make and rsync do
+    verified = _ingest(root, database_url, data_dir, "--verify")
+    assert verified.code == 0, verified.text
+    assert "1 processed, 1 unchanged" in verified.out
+    assert "rewritten" in texts() and "original" not in texts()
+    assert_invariants(database_url, SOURCE)
+    again = _ingest(root, database_url, data_dir)
+    assert "0 processed, 2 unchanged" in again.out, again.out
