@@ -100,3 +100,14 @@ def state_token(conn: psycopg.Connection, source: str) -> str | None:
 
 def set_state_token(conn: psycopg.Connection, source: str, token: str) -> None:
     conn.execute("UPDATE mdchunks_sources SET state_token = %s WHERE source = %s", [token, source])
+
+
+def default_source_name(root: Path) -> str:
+    return root.resolve().name or "root"
+
+
+def check_source_name(source: str) -> None:
+    if not source or not source.strip():
+        raise UsageError("the source name is empty")
+    if len(source) > 200 or any(ord(ch) < 32 for ch in source):
+        raise UsageError(f"invalid source name {source!r}: at most 200 printable characters")
