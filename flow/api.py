@@ -21,7 +21,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdchunks import database, embedding, engine, lock, migrate, retrieval, state
+import psycopg
+from mdchunks import database, embedding, engine, lock, migrate, quarantine, retrieval, state
 from mdchunks.catalog import check_source_name, default_source_name
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
@@ -162,7 +163,15 @@ def search(
     db = database.resolve(database_url, data_dir)
     _require_schema(db)
     with database.connect(db.url) as conn:
-        ranked = retrieval.rank(conn, query, k=k, source=source, method=method, match=match)
+        if source is not None:
+            _require_source(conn, source)
+        try:
+            ranked = retrieval.rank(conn, query, k=k, source=source, method=method, match=match)
+        except psycopg.errors.StatementTooComplex:
+            raise UsageError(
+                f"the query is too long for PostgreSQL's text search "
+                f"({len(query.split()):,} words); search with fewer words"
+            ) from None
         shown = {
             row[0]: row[1:]
             for row in conn.execute(
@@ -218,10 +227,24 @@ def drop(
         removed = state_dir.exists()
         if removed:
             shutil.rmtree(state_dir)
+        quarantine.forget(state_dir)  # its journal and quarantine list go with it
     chunks, documents, sources = row if row else (0, 0, 0)
     if not (chunks or documents or sources or removed):
         raise UsageError(f"unknown source {source!r}: nothing to drop")
     return DropReport(source, int(chunks), int(documents), removed)
+
+
+def _require_source(conn: psycopg.Connection, source: str) -> None:
+    """A `UsageError` (exit 2) for a source the database does not know, as every
+    command that takes `--source` answers."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM mdchunks_sources WHERE source = %(s)s) "
+        "OR EXISTS (SELECT 1 FROM content_chunks WHERE source = %(s)s)",
+        {"s": source},
+    ).fetchone()
+    if not (row and row[0]):
+        known = [r[0] for r in conn.execute("SELECT source FROM mdchunks_sources ORDER BY 1")]
+        raise UsageError(f"unknown source {source!r} (known sources: {', '.join(known) or 'none'})")
 
 
 def source_exists(

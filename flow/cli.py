@@ -440,8 +440,11 @@ def migrate_command(database_url: str | None, data_dir: Path | None) -> None:
 @cli.command()
 @click.option("--source", metavar="NAME", required=True, help="The source whose rows to delete.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@lock_wait_option
 @database_options
-def drop(source: str, yes: bool, database_url: str | None, data_dir: Path | None) -> None:
+def drop(
+    source: str, yes: bool, lock_wait: float, database_url: str | None, data_dir: Path | None
+) -> None:
     """Delete every row of a source (chunks, documents, its record) and its
     engine state. The tables stay. Asks first unless --yes."""
     if not api.source_exists(source, database_url=database_url, data_dir=data_dir):
@@ -449,8 +452,11 @@ def drop(source: str, yes: bool, database_url: str | None, data_dir: Path | None
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("drop deletes rows: confirm with --yes when not on a terminal")
-        click.confirm(f"Delete every row of source {source!r}?", abort=True)
-    report = api.drop(source, database_url=database_url, data_dir=data_dir)
+        if not click.confirm(f"Delete every row of source {source!r}?"):
+            # Exit 0: the user's answer, not a failure (1 is for failed documents).
+            out.print("nothing dropped")
+            return
+    report = api.drop(source, database_url=database_url, data_dir=data_dir, lock_wait=lock_wait)
     out.print(
         f"dropped source {escape(source)}: {report.chunks_deleted} chunk rows, "
         f"{report.documents_deleted} document rows deleted"

@@ -195,6 +195,12 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+def forget(state_dir: Path) -> None:
+    """Remove the journal and the quarantine list of a source (`mdchunks drop`)."""
+    for suffix in (JOURNAL_SUFFIX, QUARANTINE_SUFFIX):
+        state_dir.with_name(state_dir.name + suffix).unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def opened(state_dir: Path | None) -> Iterator[Quarantine]:
     """`Quarantine.open(state_dir)` closed at the end of the block (None: off)."""

@@ -84,6 +84,7 @@ def ingest(
     follow_outside_links: bool = False,
     move: bool = False,
     verify: bool = False,
+    lock_purpose: str = "ingest",
 ) -> IngestReport:
     """Bring the rows of `source` in line with the documents under `root`.
 
@@ -91,7 +92,8 @@ def ingest(
     default they are reported as skipped, flow/listing.py). `move`: let a
     source remembered at another root move to this one (flow/catalog.py).
     `verify`: hash every document's content instead of trusting its stat (size
-    and mtime), and re-process those whose content changed."""
+    and mtime), and re-process those whose content changed. `lock_purpose`
+    names the run to another run it keeps waiting ("backfill" for a backfill)."""
     started = time.perf_counter()
     recipe = recipe or Recipe()
     # 1. the request
@@ -111,7 +113,7 @@ def ingest(
     # 3. the source's lock
     with (
         database.losing_it_is_unavailable(db.url),
-        lock.source_lock(db.url, source, wait_seconds=lock_wait) as conn,
+        lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose=lock_purpose) as conn,
         # The documents an earlier run died chunking (flow/quarantine.py).
         quarantine.opened(state.state_dir_for(db, conn, source)) as chunking,
     ):
@@ -389,6 +391,7 @@ def backfill(
                 max_doc_bytes=record.max_doc_bytes,
                 lock_wait=lock_wait,
                 progress=progress,
+                lock_purpose="backfill",
             )
         )
     return reports

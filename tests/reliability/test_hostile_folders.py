@@ -495,3 +495,105 @@ def test_a_verifying_run_sees_an_edit_that_kept_size_and_mtime(
     assert_invariants(database_url, SOURCE)
     again = _ingest(root, database_url, data_dir)
     assert "0 processed, 2 unchanged" in again.out, again.out
+
+
+# -- 9. the small ones -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def ingested(tmp_path: Path, database_url: str) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "fine.md").write_text(FINE)
+    assert _ingest(root, database_url, tmp_path / "data").code == 0
+    return root
+
+
+def test_a_huge_query_gets_a_clear_message(ingested: Path, database_url: str) -> None:
+    from mdchunks import api
+    from mdchunks.errors import UsageError
+
+    query_text = " ".join(f"word{i}" for i in range(26_000))
+    with pytest.raises(UsageError, match=r"too long .*26,000 words"):
+        api.search(query_text, database_url=database_url, match="any")
+
+
+def test_search_of_an_unknown_source_is_a_usage_error(ingested: Path, database_url: str) -> None:
+    done = _mdchunks("search", "paragraph", "--source", "nosuch", "--database-url", database_url)
+    assert done.code == 2, done.text
+    assert "unknown source 'nosuch' (known sources: docs)" in done.err
+
+
+def test_drop_waits_with_lock_wait_and_no_is_not_a_failure(
+    ingested: Path, tmp_path: Path, database_url: str
+) -> None:
+    import os
+    import pty
+
+    from mdchunks import lock
+
+    args = (
+        "--source",
+        SOURCE,
+        "--database-url",
+        database_url,
+        "--data-dir",
+        str(tmp_path / "data"),
+    )
+    with lock.source_lock(database_url, SOURCE, wait_seconds=0):
+        busy = _mdchunks("drop", *args, "--yes", "--lock-wait", "0")
+    assert busy.code == 4, busy.text
+    assert "--lock-wait" in busy.err
+    # Answering "n" on a terminal: nothing dropped, exit 0 (1 is for failed documents).
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mdchunks", "drop", *args],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=cli_env(),
+        )
+        os.write(controller, b"n\n")
+        out, err = process.communicate(timeout=120)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert process.returncode == 0, (out, err)
+    assert b"nothing dropped" in out
+    assert set(_rows_by_document(database_url)) == {"fine.md"}
+
+
+def test_a_running_backfill_is_named_a_backfill(tmp_path: Path, database_url: str) -> None:
+    from reliability_support import start_cli, wait_until
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(400):  # enough work for the backfill to be seen running
+        sections = "".join(
+            f"## Part {j}\n\n" + f"Words of page {i}, part {j}. " * 40 + "\n\n" for j in range(8)
+        )
+        (root / f"page-{i:03d}.md").write_text(f"# Page {i}\n\n{sections}")
+    data_dir = tmp_path / "data"
+    assert _ingest(root, database_url, data_dir).code == 0
+    args = ("--database-url", database_url, "--data-dir", str(data_dir))
+    backfill = start_cli("backfill", "--source", SOURCE, "--full-reprocess", *args)
+    try:
+        seen = wait_until(
+            lambda: bool(
+                query(
+                    database_url,
+                    "SELECT 1 FROM pg_stat_activity WHERE application_name = %s",
+                    [f"mdchunks backfill {SOURCE}"],
+                )
+            ),
+            timeout=120,
+        )
+        refused = _ingest(root, database_url, data_dir, "--lock-wait", "0")
+    finally:
+        from reliability_support import finish
+
+        done = finish(backfill)
+    assert seen and done.code == 0, done.text
+    assert refused.code == 4, refused.text
+    assert f"mdchunks backfill {SOURCE}" in refused.err
