@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import shlex
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -80,6 +81,10 @@ def check_url(url: str) -> None:
         psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
         raise UsageError(f"invalid database URL {redact(url)}: {_first_line(exc, url)}") from None
+    except UnicodeDecodeError:  # a percent escape that decodes to no UTF-8
+        raise UsageError(
+            f"invalid database URL {redact(url)}: a percent escape is not UTF-8"
+        ) from None
 
 
 def connect(
@@ -346,21 +351,37 @@ def _import_pgserver():  # type: ignore[no-untyped-def]
     return pgserver
 
 
+START_ATTEMPTS = 3
+START_RETRY_SECONDS = 2.0
+
+
 def _start_server(pgdata: Path):  # type: ignore[no-untyped-def]
     pgserver = _import_pgserver()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            # cleanup_mode=None: keep the server running after this process
-            # exits, so later runs (and the printed psql command) find it.
-            return pgserver.get_server(pgdata, cleanup_mode=None)
-    except Exception as exc:  # pgserver raises plain exceptions from subprocesses
-        log = pgdata / "log"
-        raise DatabaseUnavailable(
-            f"cannot start the embedded PostgreSQL in {pgdata}: "
-            f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}"
-            f" (server log: {log})"
-        ) from None
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                # cleanup_mode=None: keep the server running after this process
+                # exits, so later runs (and the printed psql command) find it.
+                return pgserver.get_server(pgdata, cleanup_mode=None)
+        except Exception as exc:  # pgserver raises plain exceptions from subprocesses
+            if attempt == START_ATTEMPTS:
+                raise _not_started(pgdata, exc) from None
+            # pgserver gives `pg_ctl start` 10 s; a first start on a busy machine
+            # can take longer, and the server comes up anyway. pgserver keeps the
+            # failed handle (it would be handed back as is): drop it, try again.
+            pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
+            time.sleep(START_RETRY_SECONDS)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _not_started(pgdata: Path, exc: BaseException) -> DatabaseUnavailable:
+    log = pgdata / "log"
+    return DatabaseUnavailable(
+        f"cannot start the embedded PostgreSQL in {pgdata}: "
+        f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}"
+        f" (server log: {log})"
+    )
 
 
 def stop_embedded(data_dir: Path | None = None) -> bool:
