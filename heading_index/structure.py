@@ -472,8 +472,8 @@ class StructureChunker:
             HeadingChunk(
                 start=c.start,
                 end=c.end,
-                start_line=lines.of(c.start),
-                end_line=lines.of(max(c.start, c.end - 1)),
+                start_line=lines.span(c.start, c.end)[0],
+                end_line=lines.span(c.start, c.end)[1],
                 text=c.text,
                 heading_text=c.heading_text,
                 heading_level=c.heading_level,

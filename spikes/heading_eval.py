@@ -20,7 +20,8 @@ from importlib import metadata
 from pathlib import Path
 
 import click
-from mdchunks.heading_index import HEADING_INDEX_VERSION, STRUCTURE_CHUNKER_VERSION, build_index
+from mdchunks.heading_index import HEADING_INDEX_VERSION, build_index
+from mdchunks.heading_index.chunkers import chunker_versions
 
 from spikes.corpus import read_corpus
 from spikes.metrics import score, total
@@ -76,8 +77,9 @@ def provenance(evaluation: Evaluation, budgets: Budgets, argv: Sequence[str]) ->
         f"# {corpora}, measured {datetime.date.today().isoformat()} with "
         f"cocoindex {version('cocoindex')}, tree-sitter {version('tree-sitter')}, "
         f"tree-sitter-markdown {version('tree-sitter-markdown')}, "
-        f"heading_index v{HEADING_INDEX_VERSION}, structure chunker v{STRUCTURE_CHUNKER_VERSION}, "
-        f"Python {platform.python_version()}; budgets {budgets.chunk_size}/"
+        f"heading_index v{HEADING_INDEX_VERSION}, "
+        + "".join(f"{name} chunker v{v}, " for name, v in chunker_versions().items())
+        + f"Python {platform.python_version()}; budgets {budgets.chunk_size}/"
         f"{budgets.min_chunk_size}/{budgets.chunk_overlap} UTF-8 bytes, "
         f"split levels 1-{budgets.split_levels}; "
         f"command: python -m spikes.heading_eval {shlex.join(argv)}"
