@@ -51,6 +51,7 @@ from mdchunks import (
     database,
     embedding,
     engine,
+    lexical,
     listing,
     lock,
     migrate,
@@ -202,6 +203,8 @@ def ingest(
         vectors = embedding.sync(conn, source, recipe.embed)
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
+        if written or deleted or not lexical.has_stats(conn, source):
+            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
         recorded = reconcile.recorded_failures(conn, source)
         total_row = conn.execute(
             "SELECT count(*) FROM content_chunks WHERE source = %s", [source]
@@ -302,6 +305,7 @@ def watch(
         def changed(stats: engine.EngineStats) -> None:
             write_documents(forget_gone=stats.deleted != deletions[0])
             deletions[0] = stats.deleted
+            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
             if recipe.embed:
                 # Vectors follow each change the engine reports (rows still being
                 # written are embedded at the next change, or the next ingest).
@@ -536,22 +540,23 @@ def search(
     *,
     k: int = 10,
     source: str | None = None,
-    method: str = retrieval.DEFAULT_METHOD,
+    method: str | None = retrieval.DEFAULT_METHOD,
     match: str = retrieval.DEFAULT_MATCH,
     database_url: str | None = None,
     data_dir: Path | None = None,
 ) -> list[SearchHit]:
-    """Search the chunks (flow/retrieval.py): `bm25`, full-text (English
-    stemming, ranked by ts_rank_cd) over heading path and text, every word
-    (`match="all"`) or any word (`"any"`); `semantic`, cosine similarity of
-    all-MiniLM-L6-v2 vectors (needs the embed extra and `ingest --embed`);
-    `hybrid`, reciprocal-rank fusion of the two. `rank` is the method's score."""
+    """Search the chunks (flow/retrieval.py): `bm25`, BM25 over heading path
+    and text (English stemming), chunks with any word (`match="any"`) or every
+    word (`"all"`); `semantic`, cosine similarity of all-MiniLM-L6-v2 vectors
+    (needs the embed extra and `ingest --embed`); `hybrid`, reciprocal-rank
+    fusion of the two; None (the default): hybrid when the searched chunks
+    have vectors, else bm25. `rank` is the method's score."""
     if not query.strip():
         raise UsageError("the search query is empty")
     if k < 1:
         raise UsageError(f"-k must be at least 1 (got {k})")
     retrieval.check_method(method, match)
-    if method != "bm25":
+    if method not in (None, "bm25"):
         embedding.require_extra()
     db = database.resolve(database_url, data_dir)
     _require_schema(db)

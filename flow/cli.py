@@ -403,34 +403,33 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "--method",
     type=click.Choice(retrieval.METHODS),
     default=retrieval.DEFAULT_METHOD,
-    show_default=True,
-    help="bm25: PostgreSQL full-text search over heading path and text (ranked by "
-    "ts_rank_cd, not true BM25). semantic: cosine similarity of all-MiniLM-L6-v2 "
-    "vectors (needs `ingest --embed` and the embed extra). hybrid: reciprocal-rank "
-    "fusion of the two.",
+    help="bm25: BM25 in PostgreSQL over heading path and text (English stemming). "
+    "semantic: cosine similarity of all-MiniLM-L6-v2 vectors (needs `ingest --embed` "
+    "and the embed extra). hybrid: reciprocal-rank fusion of the two. Default: hybrid "
+    "when the searched chunks have vectors, else bm25.",
 )
 @click.option(
     "--match",
     type=click.Choice(retrieval.MATCHES),
     default=retrieval.DEFAULT_MATCH,
     show_default=True,
-    help="Full-text side (bm25, hybrid): `any`, chunks with any of the query's words, those "
-    "with more of them, closer together, first; `all`, every word must occur, with web-search "
-    'syntax ("exact phrase", -exclude, or). `any` is the default: on the rust-book golden '
-    "set of questions it finds the answer within 10 hits 7x as often (README).",
+    help="BM25 side (bm25, hybrid): `any`, chunks with any of the query's words (rare "
+    "words weigh more); `all`, only chunks with every word. `any` is the default: on the "
+    "rust-book golden set of questions it finds the answer far more often (README).",
 )
 @database_options
 def search(
     query: str,
     k: int,
     source: str | None,
-    method: str,
+    method: str | None,
     match: str,
     database_url: str | None,
     data_dir: Path | None,
 ) -> None:
-    """Search the chunks: full-text (default), semantic or hybrid (--method).
-    Prints the score (ts_rank_cd, cosine similarity, or the fused RRF score),
+    """Search the chunks: BM25, semantic or hybrid (--method; default hybrid
+    when vectors exist, else BM25). Prints the score (BM25, cosine similarity,
+    or the fused RRF score),
     path, breadcrumb (`A > B > C`, `(preamble)` before the first heading) and a
     snippet with the query's words highlighted."""
     hits = api.search(

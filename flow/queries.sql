@@ -182,6 +182,133 @@ ORDER BY c.source, count(*) DESC;
 
 -- name: drop_source
 WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1),
+     search_stats AS (DELETE FROM mdchunks_search_stats WHERE source = %(source)s RETURNING 1),
+     search_terms AS (DELETE FROM mdchunks_search_terms WHERE source = %(source)s RETURNING 1),
      documents AS (DELETE FROM mdchunks_documents WHERE source = %(source)s RETURNING 1),
      sources AS (DELETE FROM mdchunks_sources WHERE source = %(source)s RETURNING 1)
 SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT count(*) FROM sources);
+
+
+-- name: search_stats_refresh
+-- BM25's collection statistics of one source (flow/lexical.py), recomputed
+-- from its rows: chunk count and total lengths here, the document frequency
+-- of each lexeme in the next two statements. The caller runs the three in one
+-- transaction: a search sees the old statistics or the new ones, never a mix.
+INSERT INTO mdchunks_search_stats AS s (source, chunks, heading_length, text_length)
+SELECT %(source)s, count(*), coalesce(sum(search_heading_length), 0),
+       coalesce(sum(search_text_length), 0)
+FROM content_chunks
+WHERE source = %(source)s
+ON CONFLICT (source) DO UPDATE
+SET chunks = excluded.chunks,
+    heading_length = excluded.heading_length,
+    text_length = excluded.text_length,
+    refreshed_at = now();
+
+-- name: search_terms_clear
+DELETE FROM mdchunks_search_terms WHERE source = %(source)s;
+
+-- name: search_terms_refresh
+-- tsvector_to_array lists each lexeme of a vector once, so count(*) per
+-- lexeme is its document frequency.
+INSERT INTO mdchunks_search_terms (source, lexeme, df)
+SELECT %(source)s, t.lexeme, count(*)
+FROM content_chunks c, unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
+WHERE c.source = %(source)s
+GROUP BY t.lexeme;
+
+-- name: search_query_terms
+-- The query's BM25 terms: the distinct lexemes of to_tsvector('english',
+-- query), the very function that made the chunks' vectors, each with its
+-- document frequency over the searched chunks (one source, or all of them),
+-- from the stored statistics. `stored` is false when a searched source has no
+-- statistics (rows no mdchunks run has seen): the caller counts live instead.
+WITH q AS (
+    SELECT DISTINCT t.lexeme
+    FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS t(lexeme)
+),
+searched AS (
+    SELECT s.source FROM mdchunks_search_stats s
+    WHERE %(source)s::text IS NULL OR s.source = %(source)s::text
+)
+SELECT q.lexeme,
+       coalesce((SELECT sum(t.df) FROM mdchunks_search_terms t
+                 WHERE t.lexeme = q.lexeme AND t.source IN (SELECT source FROM searched)), 0)
+           AS df
+FROM q
+ORDER BY q.lexeme;
+
+-- name: search_collection
+-- N and the total lengths of the searched chunks from the stored statistics,
+-- and whether every searched source has them (`complete`).
+SELECT coalesce(sum(s.chunks), 0) AS chunks,
+       coalesce(sum(s.heading_length), 0) AS heading_length,
+       coalesce(sum(s.text_length), 0) AS text_length,
+       NOT EXISTS (
+           SELECT 1 FROM (
+               SELECT DISTINCT c.source FROM content_chunks c
+               WHERE %(source)s::text IS NULL OR c.source = %(source)s::text
+           ) present
+           WHERE present.source NOT IN (SELECT source FROM mdchunks_search_stats)
+       ) AS complete
+FROM mdchunks_search_stats s
+WHERE %(source)s::text IS NULL OR s.source = %(source)s::text;
+
+-- name: search_collection_live
+-- The same counted from the rows (a source without stored statistics).
+SELECT count(*) AS chunks, coalesce(sum(search_heading_length), 0) AS heading_length,
+       coalesce(sum(search_text_length), 0) AS text_length
+FROM content_chunks
+WHERE %(source)s::text IS NULL OR source = %(source)s::text;
+
+-- name: search_df_live
+-- Document frequencies of the query's lexemes counted from the rows (GIN).
+SELECT t.lexeme,
+       (SELECT count(*) FROM content_chunks c
+        WHERE c.search_vector @@ quote_literal(t.lexeme)::tsquery
+          AND (%(source)s::text IS NULL OR c.source = %(source)s::text)) AS df
+FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
+
+-- name: search_score
+-- BM25 (flow/lexical.py) of the chunks that match %(candidates)s (a tsquery
+-- over some of the query's lexemes; the GIN index finds them), scored over
+-- all the query's lexemes %(lexemes)s with their idf %(idfs)s:
+--   score = sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+-- tf = occurrences of t in the text + heading_weight * occurrences in the
+-- heading path (weight A); |d| = the same weighted count over all lexemes.
+-- The vector is cut down to the query's lexemes first (setweight to D on those
+-- lexemes, then keep D): two linear C passes instead of unnesting it whole.
+WITH q AS (
+    SELECT t.lexeme, t.idf
+    FROM unnest(%(lexemes)s::text[], %(idfs)s::float8[]) AS t(lexeme, idf)
+),
+candidates AS (
+    SELECT c.id, c.source, c.rel_path, c.position,
+           %(heading_weight)s::float8 * c.search_heading_length + c.search_text_length AS length,
+           ts_filter(setweight(c.search_vector, 'D', %(lexemes)s::text[]), '{d}') AS matched,
+           ts_filter(c.search_vector, '{a}') AS heading
+    FROM content_chunks c
+    WHERE c.search_vector @@ %(candidates)s::tsquery
+      AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
+),
+scored AS (
+    SELECT cd.id, cd.source, cd.rel_path, cd.position,
+           sum(q.idf * f.tf * (%(k1)s::float8 + 1)
+               / (f.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                                          + %(b)s::float8 * cd.length / %(avgdl)s::float8)))
+               AS score
+    FROM candidates cd
+    CROSS JOIN LATERAL (
+        SELECT m.lexeme,
+               cardinality(m.positions)
+               + (%(heading_weight)s::float8 - 1) * coalesce(cardinality(h.positions), 0) AS tf
+        FROM unnest(cd.matched) AS m
+        LEFT JOIN unnest(cd.heading) AS h ON h.lexeme = m.lexeme
+    ) f
+    JOIN q ON q.lexeme = f.lexeme
+    GROUP BY cd.id, cd.source, cd.rel_path, cd.position
+)
+SELECT id, score
+FROM scored
+ORDER BY score DESC, source, rel_path, position
+LIMIT %(k)s;

@@ -1,0 +1,191 @@
+"""BM25 in PostgreSQL, over the stored `search_vector` (`mdchunks search --method bm25`).
+
+The formula (Robertson and Zaragoza's BM25, Lucene's idf), per query term t
+and chunk d, summed over the query's distinct terms:
+
+    idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))        (never negative)
+    score    = idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+
+- Terms: the distinct lexemes of `to_tsvector('english', query)`, the very
+  function that made the chunks' vectors (English Snowball stemmer, English
+  stop words dropped), so both sides have the same tokens.
+- tf: occurrences of t in the chunk's stored `search_vector`, from its
+  positions: text occurrences (weight B) count 1, heading-path occurrences
+  (weight A) count `heading_weight` (a simplified BM25F: one field of weighted
+  counts). |d| is the same weighted count over all its lexemes (stored at
+  ingest, migration 0008); avgdl the mean |d| of the searched chunks.
+- N, df(t), avgdl: over the searched chunks (one source, or all), from the
+  statistics every ingest run that changed a source's rows refreshes
+  (`refresh_stats`, under the source's lock). A source that has rows but no
+  statistics (written by a host's own app, or before migration 0008 ran) is
+  counted live, exact but slower.
+- Candidates come from the GIN index (`search_vector @@ tsquery`). `match`:
+  `any` (the default) is the usual BM25, a chunk needs one of the terms;
+  `all` keeps only chunks holding every term, scored the same way.
+- Top k without scoring every chunk that holds a common term (MaxScore,
+  Turtle and Flood 1995): terms by idf, rarest first. A chunk holding none of
+  the first j terms scores at most the sum of idf(t) * (k1 + 1) over the
+  others (tf / (tf + K) < 1). So score only the chunks holding one of the
+  first j terms; when the k-th best of them beats that bound, no other chunk
+  can enter the top k and the answer is exact; else take j + 1.
+- Ties: source, rel_path, position, so every ranking is deterministic.
+
+k1 = 1.2 and b = 0.75 (the usual defaults, Lucene's and Elasticsearch's);
+heading_weight = 2 was chosen on the rust-book golden set (README, "Search").
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import psycopg
+from mdchunks.queries import QUERIES
+
+MATCHES = ("all", "any")
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25Params:
+    k1: float = 1.2
+    b: float = 0.75
+    heading_weight: float = 2.0
+
+
+DEFAULT_PARAMS = Bm25Params()
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    lexeme: str
+    df: int
+    idf: float
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerms:
+    terms: tuple[Term, ...]  # every distinct lexeme of the query, sorted
+    chunks: int  # N
+    avgdl: float  # mean weighted length of the searched chunks
+    stored: bool  # statistics came from the stats tables (False: counted live)
+
+
+def idf(df: int, chunks: int) -> float:
+    """Lucene's (and bm25s') BM25 idf: ln(1 + (N - df + 0.5) / (df + 0.5))."""
+    return math.log(1.0 + (chunks - df + 0.5) / (df + 0.5))
+
+
+def tsquery_literal(lexeme: str) -> str:
+    """A lexeme as a tsquery operand: quoted, `'` doubled, `\\` escaped."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def refresh_stats(conn: psycopg.Connection, source: str) -> None:
+    """Recompute the source's BM25 statistics from its rows, in one transaction."""
+    with conn.transaction():
+        conn.execute(QUERIES["search_stats_refresh"], {"source": source})
+        conn.execute(QUERIES["search_terms_clear"], {"source": source})
+        conn.execute(QUERIES["search_terms_refresh"], {"source": source})
+
+
+def has_stats(conn: psycopg.Connection, source: str) -> bool:
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM mdchunks_search_stats WHERE source = %s)", [source]
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def query_terms(
+    conn: psycopg.Connection,
+    query: str,
+    *,
+    source: str | None,
+    params: Bm25Params = DEFAULT_PARAMS,
+) -> QueryTerms:
+    """The query's terms with their df and idf, N and avgdl of the searched chunks."""
+    values = {"query": query, "source": source}
+    collection = conn.execute(QUERIES["search_collection"], values).fetchone()
+    assert collection is not None  # an aggregate always returns a row
+    chunks, heading_length, text_length, stored = collection
+    rows = conn.execute(QUERIES["search_query_terms"], values).fetchall()
+    dfs = {str(lexeme): int(df) for lexeme, df in rows}
+    if not stored:
+        live = conn.execute(QUERIES["search_collection_live"], values).fetchone()
+        assert live is not None
+        chunks, heading_length, text_length = live
+        dfs = {
+            str(lexeme): int(df)
+            for lexeme, df in conn.execute(
+                QUERIES["search_df_live"], {"lexemes": list(dfs), "source": source}
+            )
+        }
+    chunks = int(chunks)
+    total = params.heading_weight * float(heading_length) + float(text_length)
+    avgdl = total / chunks if chunks else 0.0
+    terms = tuple(Term(lexeme, df, idf(df, chunks)) for lexeme, df in sorted(dfs.items()))
+    return QueryTerms(terms=terms, chunks=chunks, avgdl=avgdl, stored=bool(stored))
+
+
+def _score(
+    conn: psycopg.Connection,
+    terms: Sequence[Term],
+    candidates: str,
+    *,
+    k: int,
+    source: str | None,
+    avgdl: float,
+    params: Bm25Params,
+) -> list[tuple[uuid.UUID, float]]:
+    rows = conn.execute(
+        QUERIES["search_score"],
+        {
+            "lexemes": [term.lexeme for term in terms],
+            "idfs": [term.idf for term in terms],
+            "candidates": candidates,
+            "source": source,
+            "k1": params.k1,
+            "b": params.b,
+            "heading_weight": params.heading_weight,
+            # A collection of empty chunks has avgdl 0; no candidate can match then.
+            "avgdl": avgdl if avgdl > 0 else 1.0,
+            "k": k,
+        },
+    ).fetchall()
+    return [(row[0], float(row[1])) for row in rows]
+
+
+def bm25(
+    conn: psycopg.Connection,
+    query: str,
+    *,
+    k: int,
+    source: str | None = None,
+    match: str = "any",
+    params: Bm25Params = DEFAULT_PARAMS,
+) -> list[tuple[uuid.UUID, float]]:
+    """The first k chunks by BM25 (see the module docstring), best first."""
+    found = query_terms(conn, query, source=source, params=params)
+    present = [term for term in found.terms if term.df > 0]
+    if not present or (match == "all" and len(present) < len(found.terms)):
+        return []
+
+    def score(candidates: Sequence[Term]) -> list[tuple[uuid.UUID, float]]:
+        operator = " & " if match == "all" else " | "
+        tsquery = operator.join(tsquery_literal(term.lexeme) for term in candidates)
+        return _score(
+            conn, present, tsquery, k=k, source=source, avgdl=found.avgdl, params=params
+        )
+
+    if match == "all":
+        return score(present)
+    # MaxScore: rarest terms first; stop once no chunk outside can reach the top k.
+    order = sorted(present, key=lambda term: (-term.idf, term.lexeme))
+    ceiling = [term.idf * (params.k1 + 1) for term in order]
+    for essential in range(1, len(order) + 1):
+        hits = score(order[:essential])
+        outside = sum(ceiling[essential:])
+        if essential == len(order) or (len(hits) >= k and hits[k - 1][1] > outside):
+            return hits
+    return []  # unreachable: the loop returns at essential == len(order)
