@@ -218,20 +218,22 @@ WHERE c.source = %(source)s
 GROUP BY t.lexeme;
 
 -- name: search_query_terms
--- The query's BM25 terms: the distinct lexemes of to_tsvector('english',
--- query), the very function that made the chunks' vectors, each with its
--- document frequency over the searched chunks (one source, or all of them),
--- from the stored statistics. `stored` is false when a searched source has no
--- statistics (rows no mdchunks run has seen): the caller counts live instead.
+-- The query's BM25 terms: the lexemes of to_tsvector('english', query), the
+-- very function that made the chunks' vectors, each with its number of
+-- occurrences in the query and its document frequency over the searched
+-- chunks (one source, or all of them) from the stored statistics (see
+-- search_collection for sources that have none).
 WITH q AS (
-    SELECT DISTINCT t.lexeme
-    FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS t(lexeme)
+    SELECT t.lexeme, coalesce(cardinality(t.positions), 1) AS occurrences
+    FROM unnest(to_tsvector('english', %(query)s)) AS t
+    -- A hyphenated word counts as its parts, not also as the whole compound.
+    WHERE strpos(t.lexeme, '-') = 0
 ),
 searched AS (
     SELECT s.source FROM mdchunks_search_stats s
     WHERE %(source)s::text IS NULL OR s.source = %(source)s::text
 )
-SELECT q.lexeme,
+SELECT q.lexeme, q.occurrences,
        coalesce((SELECT sum(t.df) FROM mdchunks_search_terms t
                  WHERE t.lexeme = q.lexeme AND t.source IN (SELECT source FROM searched)), 0)
            AS df

@@ -2,7 +2,7 @@
 
 - `bm25`: real BM25 in PostgreSQL over the stored `search_vector` (the
   heading path weighted A plus the chunk text weighted B; flow/lexical.py has
-  the formula, k1 = 1.2, b = 0.75, heading occurrences counting twice). The
+  the formula: k1 = 1.5, b = 0.75, heading occurrences counting 3 times). The
   candidates come from the GIN index; `match` says which:
   - `any` (the default): chunks holding any of the query's lexemes (BM25 as
     usual: rare words weigh more, long chunks are normalised);
