@@ -52,6 +52,7 @@ import psycopg
 from mdchunks.queries import QUERIES
 
 MATCHES = ("all", "any")
+FIRST_ROUND_CHUNKS = 2000  # MaxScore's first round scores up to this many chunks at once
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +180,7 @@ def bm25(
     source: str | None = None,
     match: str = "any",
     params: Bm25Params = DEFAULT_PARAMS,
+    budget: int = FIRST_ROUND_CHUNKS,
 ) -> list[tuple[uuid.UUID, float]]:
     """The first k chunks by BM25 (see the module docstring), best first."""
     found = query_terms(conn, query, source=source, params=params)
@@ -193,12 +195,24 @@ def bm25(
 
     if match == "all":
         return score(present)
-    # MaxScore: rarest terms first; stop once no chunk outside can reach the top k.
+    # MaxScore: heaviest terms first; stop once no chunk outside can reach the top k.
     order = sorted(present, key=lambda term: (-term.weight, term.lexeme))
     ceiling = [term.weight * (params.k1 + 1) for term in order]
-    for essential in range(1, len(order) + 1):
+    essential = first_round(order, budget)
+    while True:
         hits = score(order[:essential])
         outside = sum(ceiling[essential:])
         if essential == len(order) or (len(hits) >= k and hits[k - 1][1] > outside):
             return hits
-    return []  # unreachable: the loop returns at essential == len(order)
+        essential += 1
+
+
+def first_round(order: Sequence[Term], budget: int) -> int:
+    """How many of the heaviest terms the first MaxScore round takes: at least
+    one, then more while their chunks add up to at most `budget` (each round
+    is a query of its own; scoring a few hundred chunks more costs less)."""
+    taken, chunks = 1, order[0].df
+    while taken < len(order) and chunks + order[taken].df <= budget:
+        chunks += order[taken].df
+        taken += 1
+    return taken

@@ -242,16 +242,28 @@ ORDER BY q.lexeme;
 
 -- name: search_collection
 -- N and the total lengths of the searched chunks from the stored statistics,
--- and whether every searched source has them (`complete`).
+-- and whether every searched source has them (`complete`). The sources that
+-- have rows are found by a skip scan of the (source, recipe) index, one probe
+-- per source, not by reading every row.
+WITH RECURSIVE present(source) AS (
+    (SELECT c.source FROM content_chunks c
+     WHERE %(source)s::text IS NULL OR c.source = %(source)s::text
+     ORDER BY c.source LIMIT 1)
+    UNION ALL
+    SELECT (SELECT c.source FROM content_chunks c
+            WHERE c.source > p.source
+              AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
+            ORDER BY c.source LIMIT 1)
+    FROM present p
+    WHERE p.source IS NOT NULL
+)
 SELECT coalesce(sum(s.chunks), 0) AS chunks,
        coalesce(sum(s.heading_length), 0) AS heading_length,
        coalesce(sum(s.text_length), 0) AS text_length,
        NOT EXISTS (
-           SELECT 1 FROM (
-               SELECT DISTINCT c.source FROM content_chunks c
-               WHERE %(source)s::text IS NULL OR c.source = %(source)s::text
-           ) present
-           WHERE present.source NOT IN (SELECT source FROM mdchunks_search_stats)
+           SELECT 1 FROM present
+           WHERE present.source IS NOT NULL
+             AND present.source NOT IN (SELECT source FROM mdchunks_search_stats)
        ) AS complete
 FROM mdchunks_search_stats s
 WHERE %(source)s::text IS NULL OR s.source = %(source)s::text;
