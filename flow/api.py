@@ -44,6 +44,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from mdchunks import (
@@ -51,6 +52,7 @@ from mdchunks import (
     database,
     embedding,
     engine,
+    hits,
     lexical,
     listing,
     lock,
@@ -520,6 +522,18 @@ class SearchHit:
     # The stored `breadcrumb` column: rendered at ingest within the recipe's
     # budget (a truncated one starts with `…`); None for an empty heading path.
     stored_breadcrumb: str | None = None
+    # The chunk itself, and what `expand` asked for (flow/hits.py).
+    id: uuid.UUID | None = None
+    char_start: int = 0
+    char_end: int = 0
+    text: str = ""
+    expand: str = hits.DEFAULT_EXPANSION
+    section: hits.Section | None = None
+    parent: hits.ParentChunk | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as `search --json` prints it (one JSON object per line)."""
+        return hits.to_json(self)
 
     @property
     def breadcrumb(self) -> str:
@@ -544,18 +558,23 @@ def search(
     match: str = retrieval.DEFAULT_MATCH,
     database_url: str | None = None,
     data_dir: Path | None = None,
+    expand: str = hits.DEFAULT_EXPANSION,
 ) -> list[SearchHit]:
     """Search the chunks (flow/retrieval.py): `bm25`, BM25 over heading path
     and text (English stemming), chunks with any word (`match="any"`) or every
     word (`"all"`); `semantic`, cosine similarity of all-MiniLM-L6-v2 vectors
     (needs the embed extra and `ingest --embed`); `hybrid`, reciprocal-rank
     fusion of the two; None (the default): hybrid when the searched chunks
-    have vectors, else bm25. `rank` is the method's score."""
+    have vectors, else bm25. `rank` is the method's score. `expand`:
+    `section` adds each hit's section rebuilt from its stored chunks,
+    `parent` its parent chunk's row (flow/hits.py)."""
     if not query.strip():
         raise UsageError("the search query is empty")
     if k < 1:
         raise UsageError(f"-k must be at least 1 (got {k})")
     retrieval.check_method(method, match)
+    if expand not in hits.EXPANSIONS:
+        raise UsageError(f"unknown expansion {expand!r} (known: {', '.join(hits.EXPANSIONS)})")
     if method not in (None, "bm25"):
         embedding.require_extra()
     db = database.resolve(database_url, data_dir)
@@ -573,10 +592,13 @@ def search(
                 },
             )
         }
-    hits = []
+        sections, parents = hits.expansions(
+            conn, {i: (int(row[2]), tuple(row[3] or ())) for i, row in shown.items()}, expand
+        )
+    found = []
     for hit in ranked:
-        src, rel_path, position, heading_path, breadcrumb, snippet = shown[hit.id]
-        hits.append(
+        src, rel_path, position, heading_path, breadcrumb, snippet, start, end, text = shown[hit.id]
+        found.append(
             SearchHit(
                 rank=hit.score,
                 source=src,
@@ -585,9 +607,16 @@ def search(
                 heading_path=tuple(heading_path or ()),
                 snippet=" ".join(str(snippet).split()),
                 stored_breadcrumb=breadcrumb,
+                id=hit.id,
+                char_start=int(start),
+                char_end=int(end),
+                text=text,
+                expand=expand,
+                section=sections.get(hit.id),
+                parent=parents.get(hit.id),
             )
         )
-    return hits
+    return found
 
 
 # -- migrate, drop ---------------------------------------------------------------------

@@ -326,3 +326,22 @@ SELECT id, score
 FROM scored
 ORDER BY score DESC, source, rel_path, position
 LIMIT %(k)s;
+
+-- name: search_section_chunks
+-- For each hit, the chunks of its document, each saying whether its heading
+-- path starts with the hit's (flow/hits.py keeps the contiguous run of those
+-- around the hit, and looks for the heading line in the chunk before it). An
+-- empty path is a prefix of every path: a preamble hit's section is its
+-- document.
+SELECT h.id, s.position, s.char_start, s.char_end, s.text,
+       s.heading_path[1:cardinality(h.heading_path)] = h.heading_path AS in_section
+FROM content_chunks h
+JOIN content_chunks s ON s.source = h.source AND s.rel_path = h.rel_path
+WHERE h.id = ANY(%(ids)s::uuid[])
+ORDER BY h.id, s.position;
+
+-- name: search_parents
+SELECT h.id, p.id, p.position, p.char_start, p.char_end, p.heading_path, p.breadcrumb, p.text
+FROM content_chunks h
+JOIN content_chunks p ON p.id = h.parent_chunk_id
+WHERE h.id = ANY(%(ids)s::uuid[]);

@@ -165,7 +165,8 @@ def hits_sql(match: str) -> sql.Composed:
         WITH q AS (SELECT {tsquery} AS query)
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
                coalesce(ts_headline('english', c.text, q.query, %(headline_options)s),
-                        left(c.text, 300)) AS snippet
+                        left(c.text, 300)) AS snippet,
+               c.char_start, c.char_end, c.text
         FROM content_chunks c, q
         WHERE c.id = ANY(%(ids)s::uuid[])
         """
