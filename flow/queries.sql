@@ -289,7 +289,8 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 -- all the query's lexemes %(lexemes)s with their idf %(idfs)s:
 --   score = sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
 -- tf = occurrences of t in the text + heading_weight * occurrences in the
--- heading path (weight A); |d| = the same weighted count over all lexemes.
+-- heading path (weight A); |d| = the same weighted count over all lexemes
+-- (matched counts both parts, so the heading's count once more with weight-1).
 -- The vector is cut down to the query's lexemes first (setweight to D on those
 -- lexemes, then keep D): two linear C passes instead of unnesting it whole.
 WITH q AS (
@@ -300,7 +301,9 @@ candidates AS (
     SELECT c.id, c.source, c.rel_path, c.position,
            %(heading_weight)s::float8 * c.search_heading_length + c.search_text_length AS length,
            ts_filter(setweight(c.search_vector, 'D', %(lexemes)s::text[]), '{d}') AS matched,
-           ts_filter(c.search_vector, '{a}') AS heading
+           -- The A part of search_vector, from the heading path itself: the
+           -- same tokens without reading (and decompressing) the vector twice.
+           to_tsvector('english', mdchunks_heading_path_text(c.heading_path)) AS heading
     FROM content_chunks c
     WHERE c.search_vector @@ %(candidates)s::tsquery
       AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
