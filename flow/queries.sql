@@ -348,3 +348,12 @@ SELECT h.id, p.id, p.position, p.char_start, p.char_end, p.heading_path, p.bread
 FROM content_chunks h
 JOIN content_chunks p ON p.id = h.parent_chunk_id
 WHERE h.id = ANY(%(ids)s::uuid[]);
+
+-- name: source_totals
+-- A source's rows after a run, and the chunker counts its documents keep.
+SELECT
+    (SELECT count(*) FROM content_chunks WHERE source = %(source)s) AS chunks,
+    coalesce(sum(merges), 0) AS merges,
+    coalesce(sum(breadcrumb_truncations), 0) AS breadcrumb_truncations
+FROM mdchunks_documents
+WHERE source = %(source)s;

@@ -147,6 +147,19 @@ def test_everything_imports_the_product_by_its_one_name() -> None:
     for folder in ("flow", "heading_index", "migrations", "spikes", "benchmarks", "tests"):
         found = _top_levels(_imported_modules(ROOT / folder)) & folder_names
         assert not found, f"{folder}/ imports {sorted(found)} instead of mdchunks.*"
+        # Nor by name at run time: importlib.resources.files("migrations"),
+        # importlib.import_module("flow.x"), which only a checkout can resolve.
+        for source in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(source.read_text(), str(source))):
+                if not (isinstance(node, ast.Call) and node.args):
+                    continue
+                name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+                first = node.args[0]
+                if name in {"files", "as_file", "import_module"} and isinstance(
+                    first, ast.Constant
+                ):
+                    top = str(first.value).split(".")[0]
+                    assert top not in folder_names, f"{source}:{node.lineno} names {first.value}"
 
 
 def test_ruff_is_clean() -> None:
@@ -154,3 +167,18 @@ def test_ruff_is_clean() -> None:
         [_tool("ruff"), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_tests_run_at_the_lowest_cocoindex_we_declare() -> None:
+    # pyproject declares a range, so a host keeps its own 1.0.x; dev.py installs
+    # the suite with tests/constraints-lowest.txt, pinned to its lower bound.
+    import re
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (cocoindex,) = [d for d in declared if d.startswith("cocoindex")]
+    lower = re.search(r">=([\d.]+)", cocoindex)
+    assert lower and ",<1.1" in cocoindex, cocoindex
+    pins = (ROOT / "tests" / "constraints-lowest.txt").read_text().split()
+    assert f"cocoindex=={lower.group(1)}" in pins
+    assert "constraints-lowest.txt" in (ROOT / "dev.py").read_text()
