@@ -144,22 +144,29 @@ def query_terms(
     return QueryTerms(terms=terms, chunks=chunks, avgdl=avgdl, stored=bool(stored))
 
 
+# A scored chunk: (score, source, rel_path, position, id); sorting (-score, ...)
+# is the SQL's order, so rankings of disjoint sets of chunks merge exactly.
+Scored = tuple[float, str, str, int, uuid.UUID]
+
+
 def _score(
     conn: psycopg.Connection,
     terms: Sequence[Term],
     candidates: str,
+    scored: str | None,
     *,
     k: int,
     source: str | None,
     avgdl: float,
     params: Bm25Params,
-) -> list[tuple[uuid.UUID, float]]:
+) -> list[Scored]:
     rows = conn.execute(
         QUERIES["search_score"],
         {
             "lexemes": [term.lexeme for term in terms],
             "idfs": [term.weight for term in terms],
             "candidates": candidates,
+            "scored": scored,
             "source": source,
             "k1": params.k1,
             "b": params.b,
@@ -169,7 +176,14 @@ def _score(
             "k": k,
         },
     ).fetchall()
-    return [(row[0], float(row[1])) for row in rows]
+    return [
+        (float(score), src, rel_path, int(position), id_)
+        for id_, score, src, rel_path, position in rows
+    ]
+
+
+def _order(hit: Scored) -> tuple[float, str, str, int]:
+    return (-hit[0], hit[1], hit[2], hit[3])
 
 
 def bm25(
@@ -188,22 +202,32 @@ def bm25(
     if not present or (match == "all" and len(present) < len(found.terms)):
         return []
 
-    def score(candidates: Sequence[Term]) -> list[tuple[uuid.UUID, float]]:
+    def score(candidates: Sequence[Term], scored: Sequence[Term] = ()) -> list[Scored]:
         operator = " & " if match == "all" else " | "
         tsquery = operator.join(tsquery_literal(term.lexeme) for term in candidates)
-        return _score(conn, present, tsquery, k=k, source=source, avgdl=found.avgdl, params=params)
+        done = " | ".join(tsquery_literal(term.lexeme) for term in scored) or None
+        return _score(
+            conn, present, tsquery, done, k=k, source=source, avgdl=found.avgdl, params=params
+        )
+
+    def ids(hits: Sequence[Scored]) -> list[tuple[uuid.UUID, float]]:
+        return [(hit[4], hit[0]) for hit in hits]
 
     if match == "all":
-        return score(present)
-    # MaxScore: heaviest terms first; stop once no chunk outside can reach the top k.
+        return ids(score(present))
+    # MaxScore: heaviest terms first; stop once no chunk outside can reach the
+    # top k. Each later round scores only the chunks holding its term and none
+    # of the earlier ones (disjoint sets), and merges their top k in.
     order = sorted(present, key=lambda term: (-term.weight, term.lexeme))
     ceiling = [term.weight * (params.k1 + 1) for term in order]
     essential = first_round(order, budget)
+    hits = score(order[:essential])
     while True:
-        hits = score(order[:essential])
         outside = sum(ceiling[essential:])
-        if essential == len(order) or (len(hits) >= k and hits[k - 1][1] > outside):
-            return hits
+        if essential == len(order) or (len(hits) >= k and hits[k - 1][0] > outside):
+            return ids(hits)
+        hits = sorted(hits + score(order[essential : essential + 1], order[:essential]), key=_order)
+        hits = hits[:k]
         essential += 1
 
 

@@ -285,7 +285,8 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 
 -- name: search_score
 -- BM25 (flow/lexical.py) of the chunks that match %(candidates)s (a tsquery
--- over some of the query's lexemes; the GIN index finds them), scored over
+-- over some of the query's lexemes; the GIN index finds them) and not
+-- %(scored)s, scored over
 -- all the query's lexemes %(lexemes)s with their idf %(idfs)s:
 --   score = sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
 -- tf = occurrences of t in the text + heading_weight * occurrences in the
@@ -307,6 +308,8 @@ candidates AS (
     FROM content_chunks c
     WHERE c.search_vector @@ %(candidates)s::tsquery
       AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
+      -- Chunks an earlier MaxScore round scored already (NULL: none).
+      AND (%(scored)s::tsquery IS NULL OR NOT c.search_vector @@ %(scored)s::tsquery)
 ),
 scored AS (
     SELECT cd.id, cd.source, cd.rel_path, cd.position,
@@ -325,7 +328,7 @@ scored AS (
     JOIN q ON q.lexeme = f.lexeme
     GROUP BY cd.id, cd.source, cd.rel_path, cd.position
 )
-SELECT id, score
+SELECT id, score, source, rel_path, position
 FROM scored
 ORDER BY score DESC, source, rel_path, position
 LIMIT %(k)s;
