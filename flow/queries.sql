@@ -301,7 +301,8 @@ WITH q AS (
 candidates AS (
     SELECT c.id, c.source, c.rel_path, c.position,
            %(heading_weight)s::float8 * c.search_heading_length + c.search_text_length AS length,
-           ts_filter(setweight(c.search_vector, 'D', %(lexemes)s::text[]), '{d}') AS matched,
+           ts_filter(setweight(c.search_vector, 'D', %(lexemes)s::text[]), ARRAY['d']::"char"[])
+               AS matched,
            -- The A part of search_vector, from the heading path itself: the
            -- same tokens without reading (and decompressing) the vector twice.
            to_tsvector('english', mdchunks_heading_path_text(c.heading_path)) AS heading
