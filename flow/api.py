@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mdchunks import database, embedding, engine, hits, lock, migrate, retrieval, state
+from mdchunks import database, embedding, engine, hits, lock, migrate, retrieval, snippets, state
 from mdchunks.catalog import check_source_name, default_source_name
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
@@ -73,7 +73,9 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
     if not todo:
         with database.connect(db.url) as conn:
             recipes: dict[str, list[RecipeRows]] = {}
-            current = dict(conn.execute("SELECT source, recipe FROM mdchunks_sources").fetchall())
+            current: dict[str, str] = dict(
+                conn.execute("SELECT source, recipe FROM mdchunks_sources").fetchall()
+            )
             for source, fingerprint, rows, spec in conn.execute(QUERIES["status_recipes"]):
                 description = Recipe.describe_json(spec) if spec else "unknown recipe"
                 recipes.setdefault(source, []).append(
@@ -105,8 +107,8 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
 
 # -- search ---------------------------------------------------------------------------
 
-HIGHLIGHT_START = "\x02"
-HIGHLIGHT_STOP = "\x03"
+HIGHLIGHT_START = snippets.HIGHLIGHT_START
+HIGHLIGHT_STOP = snippets.HIGHLIGHT_STOP
 _HEADLINE_OPTIONS = (
     f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_STOP}, MaxWords=28, MinWords=10, "
     'MaxFragments=2, FragmentDelimiter=" … "'
@@ -207,7 +209,7 @@ def search(
                 rel_path=rel_path,
                 position=int(position),
                 heading_path=tuple(heading_path or ()),
-                snippet=" ".join(str(snippet).split()),
+                snippet=snippets.shown(str(snippet)),
                 stored_breadcrumb=breadcrumb,
                 id=hit.id,
                 char_start=int(start),

@@ -87,12 +87,14 @@ def _click_option(name: str, default: object, info: Option, shown: str) -> Calla
     if isinstance(default, bool):
         return click.option(f"{flag}/--no-{flag[2:]}", name, default=None, help=help_text)
     if isinstance(default, int):
-        return click.option(
-            flag, name, type=int, default=None, metavar=info.metavar or "N", help=help_text
-        )
+        kind: Any = int if info.bounds is None else click.IntRange(*info.bounds)
+        metavar = info.metavar or "N"
+        return click.option(flag, name, type=kind, default=None, metavar=metavar, help=help_text)
     choices = tuple(CHUNKERS) if info.choices_from_registry else info.choices
-    kind = click.Choice(choices) if choices else str
-    return click.option(flag, name, type=kind, default=None, metavar=info.metavar, help=help_text)
+    text_kind: Any = click.Choice(choices) if choices else str
+    return click.option(
+        flag, name, type=text_kind, default=None, metavar=info.metavar, help=help_text
+    )
 
 
 def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:

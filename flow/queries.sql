@@ -361,3 +361,29 @@ SELECT
     coalesce(sum(breadcrumb_truncations), 0) AS breadcrumb_truncations
 FROM mdchunks_documents
 WHERE source = %(source)s;
+
+-- name: migration_table_schema
+-- The schema holding yoyo's record of applied migrations (flow/migrate.py):
+-- the bookkeeping schema, else (a database migrated by an older mdchunks, not
+-- moved yet) wherever the search_path finds it; no row if there is none.
+-- Read from the catalogs, which any role may read, so a missing right is
+-- reported when the table itself is read.
+SELECT n.nspname
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relname = %(table)s
+  AND (n.nspname = %(schema)s OR c.oid = to_regclass(quote_ident(%(table)s)))
+ORDER BY n.nspname = %(schema)s DESC
+LIMIT 1;
+
+-- name: legacy_yoyo_tables
+-- yoyo's tables that an older mdchunks left where the search_path finds them
+-- (the user's schema) and that the bookkeeping schema does not hold yet.
+SELECT t.name
+FROM unnest(%(tables)s::text[]) AS t(name)
+JOIN pg_class c ON c.oid = to_regclass(quote_ident(t.name))
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname <> %(schema)s
+  AND NOT EXISTS (
+      SELECT 1 FROM pg_class b JOIN pg_namespace bn ON bn.oid = b.relnamespace
+      WHERE bn.nspname = %(schema)s AND b.relname = t.name
+  );

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psycopg
-from mdchunks import embedding, lexical
+from mdchunks import embedding, lexical, snippets
 from mdchunks.errors import UsageError
 from mdchunks.fusion import rrf_scores
 from psycopg import sql
@@ -171,15 +171,14 @@ def hits_sql(match: str) -> sql.Composed:
     The breadcrumb is the stored column (rendered at ingest by the one shared
     renderer, within the recipe's budget; NULL for an empty heading path). The
     snippet highlights the query's words (by `match`'s query; a query without
-    words shows the chunk's start)."""
+    words shows the chunk's start); tags are kept (flow/snippets.py)."""
     return sql.SQL(
         """
         WITH q AS (SELECT {tsquery} AS query)
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
-               coalesce(ts_headline('english', c.text, q.query, %(headline_options)s),
-                        left(c.text, 300)) AS snippet,
+               {snippet} AS snippet,
                c.char_start, c.char_end, c.text
         FROM content_chunks c, q
         WHERE c.id = ANY(%(ids)s::uuid[])
         """
-    ).format(tsquery=sql.SQL(TSQUERIES[match]))
+    ).format(tsquery=sql.SQL(TSQUERIES[match]), snippet=sql.SQL(snippets.SNIPPET_SQL))

@@ -43,3 +43,30 @@ CREATE TABLE mdchunks_search_terms (
     df      integer NOT NULL CHECK (df > 0),
     PRIMARY KEY (source, lexeme)
 );
+
+COMMENT ON FUNCTION mdchunks_lexeme_occurrences(tsvector) IS
+    'Number of lexeme occurrences (positions) in a tsvector: a document length for BM25.';
+COMMENT ON COLUMN content_chunks.search_heading_length IS
+    'BM25 length of the heading path: lexeme occurrences of to_tsvector(''english'', heading path), the A part of search_vector. Generated.';
+COMMENT ON COLUMN content_chunks.search_text_length IS
+    'BM25 length of the text: lexeme occurrences of to_tsvector(''english'', text), the B part of search_vector (stop words do not count). Generated.';
+COMMENT ON TABLE mdchunks_search_stats IS
+    'mdchunks: BM25 collection statistics per source, recomputed from the rows by every ingest run that changed them (`mdchunks search --method bm25`).';
+COMMENT ON COLUMN mdchunks_search_stats.source IS
+    'The source these statistics describe.';
+COMMENT ON COLUMN mdchunks_search_stats.chunks IS
+    'N: the number of the source''s chunk rows.';
+COMMENT ON COLUMN mdchunks_search_stats.heading_length IS
+    'Sum of search_heading_length over the source''s chunks.';
+COMMENT ON COLUMN mdchunks_search_stats.text_length IS
+    'Sum of search_text_length over the source''s chunks (with heading_length: the average length avgdl).';
+COMMENT ON COLUMN mdchunks_search_stats.refreshed_at IS
+    'When the statistics were last recomputed.';
+COMMENT ON TABLE mdchunks_search_terms IS
+    'mdchunks: BM25 document frequencies per source and lexeme, recomputed with mdchunks_search_stats.';
+COMMENT ON COLUMN mdchunks_search_terms.source IS
+    'The source of the chunks counted.';
+COMMENT ON COLUMN mdchunks_search_terms.lexeme IS
+    'A lexeme of the source''s search_vector columns.';
+COMMENT ON COLUMN mdchunks_search_terms.df IS
+    'Document frequency: how many of the source''s chunks hold the lexeme.';

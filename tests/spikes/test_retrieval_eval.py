@@ -64,6 +64,7 @@ def result(
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow  # an embedded PostgreSQL and real ingests of its own
 def test_every_chunker_over_and_method_has_a_row(result: dict[str, Any]) -> None:
     rows = result["rows"]
     reference = (("bm25", None), ("semantic", None), ("hybrid", None))
@@ -92,6 +93,7 @@ def test_every_chunker_over_and_method_has_a_row(result: dict[str, Any]) -> None
     assert "command: python -m spikes.retrieval_eval --corpus" in result["provenance"]
 
 
+@pytest.mark.slow  # an embedded PostgreSQL and real ingests of its own
 def test_recall_is_what_the_per_query_ranks_say(result: dict[str, Any]) -> None:
     queries = result["queries"]
     assert [q["id"] for q in queries] and all(q["fact"] for q in queries)
@@ -102,6 +104,7 @@ def test_recall_is_what_the_per_query_ranks_say(result: dict[str, Any]) -> None:
             assert row["recall"][str(k)] == recall_at_k(ranks, k)
 
 
+@pytest.mark.slow  # an embedded PostgreSQL and real ingests of its own
 def test_the_methods_behave_as_documented(result: dict[str, Any]) -> None:
     by = {(r["chunker"], r["over"], r["method"], r["match"]): r for r in result["rows"]}
     ranks = {q["id"]: q["ranks"] for q in result["queries"]}
@@ -130,6 +133,7 @@ def test_the_methods_behave_as_documented(result: dict[str, Any]) -> None:
             )
 
 
+@pytest.mark.slow  # an embedded PostgreSQL and real ingests of its own
 def test_the_table_has_the_issue_columns_and_a_line_per_row(result: dict[str, Any]) -> None:
     rows = [
         retrieval_eval.ResultRow(
