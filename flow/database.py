@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 from urllib.parse import quote, unquote
 
 import psycopg
@@ -339,7 +341,7 @@ def _data_dir_lock(data_dir: Path) -> Iterator[None]:
         os.close(descriptor)  # releases the lock
 
 
-def _import_pgserver():  # type: ignore[no-untyped-def]
+def _import_pgserver() -> ModuleType:
     with warnings.catch_warnings():
         # platformdirs warns about XDG_RUNTIME_DIR on import; not the user's business.
         warnings.simplefilter("ignore")
@@ -355,7 +357,7 @@ START_ATTEMPTS = 3
 START_RETRY_SECONDS = 2.0
 
 
-def _start_server(pgdata: Path):  # type: ignore[no-untyped-def]
+def _start_server(pgdata: Path) -> Any:  # pgserver.PostgresServer (pgserver is untyped)
     pgserver = _import_pgserver()
     for attempt in range(1, START_ATTEMPTS + 1):
         try:

@@ -53,6 +53,7 @@ from mdchunks import (
     database,
     embedding,
     engine,
+    lexical,
     listing,
     lock,
     migrate,
@@ -147,6 +148,8 @@ def ingest(
         # 9. what changed
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
+        if written or deleted or not lexical.has_stats(conn, source):
+            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
@@ -291,6 +294,7 @@ def watch(
         def changed(stats: engine.EngineStats) -> None:
             write_documents(forget_gone=stats.deleted != deletions[0])
             deletions[0] = stats.deleted
+            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
             if recipe.embed:
                 # Vectors follow each change the engine reports (rows still being
                 # written are embedded at the next change, or the next ingest).

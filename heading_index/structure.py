@@ -221,6 +221,7 @@ def _renumbered(heading: Heading, renumber: dict[int, int]) -> Heading:
         section_end=heading.section_end,
         path=heading.path,
         parent=parent,
+        lead_in=heading.lead_in,
     )
 
 
@@ -325,12 +326,12 @@ def _last_absorbed(
         and following < len(sections)
         and sections[following].level >= level
     ):
-        body = sections[following].body
-        if body is not None:
-            grown = size + utf8_len(text[end : body[1]])
+        next_body = sections[following].body
+        if next_body is not None:
+            grown = size + utf8_len(text[end : next_body[1]])
             if grown > options.chunk_size:
                 break
-            last, size, end = following, grown, body[1]
+            last, size, end = following, grown, next_body[1]
         following += 1
     return last, end
 

@@ -53,7 +53,13 @@ def evaluate(roots: Sequence[Path], modes: Sequence[Mode], budgets: Budgets) -> 
             index = build_index(document.text)
             for mode in modes:
                 spans = mode.chunk(document.text, budgets)
-                row = Row(document.path, mode.name, score(index, spans, document.text))
+                scores = score(
+                    index,
+                    spans,
+                    document.text,
+                    leaves_heading_lines_out=mode.leaves_heading_lines_out,
+                )
+                row = Row(document.path, mode.name, scores)
                 per_mode[mode.name].append(row)
                 documents.append(row)
         totals.extend(
@@ -179,15 +185,17 @@ def main(
       hdgs             headings (all levels)
       chunks           chunks
       hdg-aligned      headings that start a chunk / headings: a chunk starts
-                       at the heading, or at its body start (the first
-                       non-blank line after the heading line(s), if before the
-                       next heading: where a chunker that leaves heading lines
-                       out starts)
+                       at the heading; for the structure modes, which leave
+                       heading lines out of chunk text, a chunk at its body
+                       start (the first non-blank line after the heading
+                       line(s), if before the next heading) counts too
       pure             chunks with no heading starting strictly inside / chunks
       truthful         chunk characters inside the text of the heading the
                        chunk's breadcrumb names (up to the next heading of any
                        level); budget splitters name the governing heading,
-                       the last one starting at or before the chunk
+                       the last one starting at or before the chunk (front
+                       matter and blank lines before a chunk's first heading
+                       do not count: the chunk starts at that heading)
       truthful-nested  the same, up to the end of that heading's section
     Totals per PATH: summed counts, character-weighted fractions. n/a: 0/0.
     """

@@ -35,7 +35,7 @@ def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
         Recipe(min_chunk_size=999),
         Recipe(chunk_overlap=201),
         Recipe(headings=False),
-        Recipe(heading_index_version="2"),
+        Recipe(heading_index_version="1"),
         Recipe(languages=((".md", "markdown"),)),
         Recipe(breadcrumb_budget=100),
         Recipe(chunker="structure"),
