@@ -200,22 +200,22 @@ def search(
             _require_source(conn, source)
         try:
             ranked = retrieval.rank(conn, query, k=k, source=source, method=method, match=match)
+            shown = {
+                row[0]: row[1:]
+                for row in conn.execute(
+                    retrieval.hits_sql(match),
+                    {
+                        "query": query,
+                        "ids": [hit.id for hit in ranked],
+                        "headline_options": _HEADLINE_OPTIONS,
+                    },
+                )
+            }
         except psycopg.errors.StatementTooComplex:
             raise UsageError(
                 f"the query is too long for PostgreSQL's text search "
                 f"({len(query.split()):,} words); search with fewer words"
             ) from None
-        shown = {
-            row[0]: row[1:]
-            for row in conn.execute(
-                retrieval.hits_sql(match),
-                {
-                    "query": query,
-                    "ids": [hit.id for hit in ranked],
-                    "headline_options": _HEADLINE_OPTIONS,
-                },
-            )
-        }
         sections, parents = hits.expansions(
             conn, {i: (int(row[2]), tuple(row[3] or ())) for i, row in shown.items()}, expand
         )
