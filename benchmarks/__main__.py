@@ -42,7 +42,7 @@ def _stages(value: str) -> list[str]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks", description="mdchunks benchmarks (issue #6)"
+        prog="python -m benchmarks", description="mdchunks benchmarks (issues #6, #16)"
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, one run each")
     parser.add_argument(
@@ -92,6 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     env["versions"]["postgresql"] = postgres_version or "not started"
     seconds = time.perf_counter() - started
     text = report.header_text(env, plan.name, seconds) + "\n" + report.table(figures)
+    if ctx.raw.get("breakdown"):
+        text += "\nWhere our seconds go (stage 8):\n\n" + report.breakdown_table(
+            ctx.raw["breakdown"]
+        )
     for failure in ctx.raw.get("failures", []):
         text += f"\nfailed documents ({failure['app']}, {failure['corpus']}): {failure['failures']}"
     print(text)

@@ -12,7 +12,8 @@ Jobs:
 - `split`: the splitter alone over every document of a root, one at a time;
 - `pipeline`: our per-document work (`flow.app.chunk_rows`: split,
   `build_index`, `assign`, rows) over the same documents;
-- `read`: only reading them (the floor both of the last two stand on).
+- `read`: only reading them (the floor both of the last two stand on);
+- `breakdown`: one ingest with timers around each step (benchmarks/breakdown.py).
 
 With `written_in` set, the rows each document got written by the job are
 counted afterwards (not timed) from the rows' transaction ids.
@@ -154,6 +155,12 @@ def job_read(spec: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - started, "chunks": 0, "documents": len(texts)}
 
 
+def job_breakdown(spec: dict[str, Any]) -> dict[str, Any]:
+    from benchmarks.breakdown import measure
+
+    return measure(spec)
+
+
 def _read_all(spec: dict[str, Any]) -> list[str]:
     from mdchunks.heading_index import decode_document
 
@@ -182,6 +189,7 @@ JOBS = {
     "split": job_split,
     "pipeline": job_pipeline,
     "read": job_read,
+    "breakdown": job_breakdown,
 }
 
 
