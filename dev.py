@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".mdchunks-installed"
+# The tests run at the lowest versions we declare (a host app may have them).
+LOWEST = ROOT / "tests" / "constraints-lowest.txt"
 DEMO_QUERY = "ownership rules"
 
 
@@ -39,7 +41,9 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
     """Create .venv and install the project with `extras`, unless that is done already."""
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py is what an older Python runs first
         sys.exit(f"mdchunks needs Python 3.11 or newer; this is {sys.version.split()[0]}")
-    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    wanted = hashlib.sha256(
+        (ROOT / "pyproject.toml").read_bytes() + LOWEST.read_bytes()
+    ).hexdigest()
     if STAMP.exists():
         digest, _, installed = STAMP.read_text().strip().partition(" ")
         if digest == wanted and set(extras) <= set(filter(None, installed.split(","))):
@@ -53,7 +57,10 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
     target = f"{ROOT}[{','.join(extras)}]" if extras else str(ROOT)
     # Build-backend chatter is noise on success; show it only when pip fails.
     done = subprocess.run(
-        [*pip, "install", "-e", target], env=_environment(), capture_output=True, text=True
+        [*pip, "install", "-c", str(LOWEST), "-e", target],
+        env=_environment(),
+        capture_output=True,
+        text=True,
     )
     if done.returncode != 0:
         sys.stderr.write(done.stdout + done.stderr)

@@ -10,7 +10,7 @@ Jobs:
 - `ours`: `flow.ingest` of a root (migrations applied before the clock starts);
 - `bare`: one update of the bare app (benchmarks/bare_app.py);
 - `split`: the splitter alone over every document of a root, one at a time;
-- `pipeline`: our per-document work (`flow.app.chunk_rows`: split,
+- `pipeline`: our per-document work (`mdchunks.app.chunk_document`: split,
   `build_index`, `assign`, rows) over the same documents;
 - `read`: only reading them (the floor both of the last two stand on);
 - `breakdown`: one ingest with timers around each step (benchmarks/breakdown.py).
@@ -135,7 +135,7 @@ def job_split(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_pipeline(spec: dict[str, Any]) -> dict[str, Any]:
-    from mdchunks.app import chunk_rows
+    from mdchunks.app import chunk_document
     from mdchunks.settings import Recipe
 
     recipe = Recipe()
@@ -143,7 +143,7 @@ def job_pipeline(spec: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     chunks = 0
     for k, text in enumerate(texts):
-        chunks += len(chunk_rows(text, source="bench", rel_path=f"{k}.md", recipe=recipe))
+        chunks += len(chunk_document(text, source="bench", rel_path=f"{k}.md", recipe=recipe).rows)
     return {"seconds": time.perf_counter() - started, "chunks": chunks}
 
 

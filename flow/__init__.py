@@ -4,7 +4,8 @@ Two faces over one chunker:
 
 - the plugin face, for a cocoindex app of your own (docs/plugin.md):
   `ChunkOptions`, `HeadingChunk`, `split_markdown`, `ChunkRow`, `chunk_rows`,
-  `mount_chunk_table`, `chunk_table_sql`, `process_markdown_file`;
+  `mount_chunk_table`, `chunk_table_sql`, `process_markdown_file`
+  (examples/chunks_with_word_count.py is a whole app);
 - the managed face, what the `mdchunks` command runs (docs/cli.md):
 
       import mdchunks
@@ -23,6 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 # Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
+    # the plugin face
+    "ChunkOptions": "mdchunks.heading_index.options",
+    "HeadingChunk": "mdchunks.heading_index.chunk",
+    "Chunking": "mdchunks.heading_index.chunk",
+    "CHUNKERS": "mdchunks.heading_index.chunkers",
+    "split_markdown": "mdchunks.chunking",
+    "chunk_markdown": "mdchunks.chunking",
+    "chunk_rows": "mdchunks.rows",
+    "decode_document": "mdchunks.heading_index.decode",
+    "mount_chunk_table": "mdchunks.plugin",
+    "chunk_table_sql": "mdchunks.plugin",
+    "process_markdown_file": "mdchunks.plugin",
+    "recipe_of": "mdchunks.plugin",
     # the managed face
     "DropReport": "mdchunks.api",
     "Failure": "mdchunks.api",
@@ -73,9 +87,21 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.api import migrate_database as migrate_database
     from mdchunks.api import search as search
     from mdchunks.api import status as status
+    from mdchunks.chunking import chunk_markdown as chunk_markdown
+    from mdchunks.chunking import split_markdown as split_markdown
     from mdchunks.errors import MdchunksError as MdchunksError
+    from mdchunks.heading_index.chunk import Chunking as Chunking
+    from mdchunks.heading_index.chunk import HeadingChunk as HeadingChunk
+    from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKERS
+    from mdchunks.heading_index.decode import decode_document as decode_document
+    from mdchunks.heading_index.options import ChunkOptions as ChunkOptions
+    from mdchunks.plugin import chunk_table_sql as chunk_table_sql
+    from mdchunks.plugin import mount_chunk_table as mount_chunk_table
+    from mdchunks.plugin import process_markdown_file as process_markdown_file
+    from mdchunks.plugin import recipe_of as recipe_of
     from mdchunks.rows import NAMESPACE as NAMESPACE
     from mdchunks.rows import ChunkRow as ChunkRow
     from mdchunks.rows import DocumentRow as DocumentRow
     from mdchunks.rows import chunk_id as chunk_id
+    from mdchunks.rows import chunk_rows as chunk_rows
     from mdchunks.settings import Recipe as Recipe

@@ -23,10 +23,11 @@ documents with missing rows and the run re-processes everything once
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,8 +35,8 @@ import asyncpg
 import cocoindex as coco
 from cocoindex.connectorkits.target import ManagedBy
 from cocoindex.connectors import localfs, postgres
-from cocoindex.ops.text import RecursiveSplitter
 from cocoindex.resources.file import FileLike
+from mdchunks.chunking import chunk_markdown
 from mdchunks.database import redact, scrub
 from mdchunks.documents import (
     DocumentFile,
@@ -47,32 +48,16 @@ from mdchunks.documents import (
     too_large,
 )
 from mdchunks.errors import DatabaseUnavailable
-from mdchunks.heading_index import (
-    ChunkHeadings,
-    StructureChunk,
-    assign,
-    budget_split_from,
-    build_index,
-    embed_text,
-    render_breadcrumb,
-    structure_chunks,
-)
 from mdchunks.ledger import Processed, RunLedger
 from mdchunks.listing import matcher
 from mdchunks.offload import run_off_loop
-from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_id
+from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
 from mdchunks.settings import Recipe
 
 # -- settings -----------------------------------------------------------------
 
 APP_NAME = "mdchunks"
 POOL_MAX_SIZE = 8
-_SPLITTER = RecursiveSplitter()
-# The structure chunker's splitter of oversized sections: the same splitter.
-_BUDGET_SPLIT = budget_split_from(_SPLITTER)
-_NO_HEADINGS = ChunkHeadings(
-    heading_text=None, heading_level=None, heading_path=(), parent_position=None
-)
 
 # -- context keys ---------------------------------------------------------------
 # Their names are global per process and part of the targets' identity in the
@@ -136,130 +121,21 @@ class ChunkedDocument:
 
 @coco.fn
 def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> ChunkedDocument:
-    """Split one document and give every chunk its heading columns, breadcrumb,
-    embed text and ids.
-
-    The structure chunker (DESIGN section 10) splits markdown when the recipe
-    chooses it and headings are on; everything else (the recursive chunker,
-    `.txt` documents, headings off) goes through the budget splitter, with the
-    heading columns assigned by position (DESIGN section 3). Both fill the
-    breadcrumb and the embed text with the one shared renderer (rule 7).
-    """
-    if recipe.uses_structure(rel_path):
-        return _structure_rows(text, source=source, rel_path=rel_path, recipe=recipe)
-    return _budget_rows(text, source=source, rel_path=rel_path, recipe=recipe)
-
-
-@coco.fn
-def chunk_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) -> list[ChunkRow]:
-    """The chunk rows of one document (`chunk_document` without the counts)."""
-    return chunk_document(text, source=source, rel_path=rel_path, recipe=recipe).rows
-
-
-@coco.fn
-def _structure_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) -> ChunkedDocument:
-    result = structure_chunks(text, build_index(text), recipe.structure_options(), _BUDGET_SPLIT)
-    fingerprint = recipe.fingerprint()
-    rows = [
-        _chunk_row(
-            source,
-            rel_path,
-            position,
-            (chunk.start, chunk.end),
-            chunk.text,
-            chunk,
-            chunk.breadcrumb,
-            chunk.embed_text,
-            fingerprint,
-        )
-        for position, chunk in enumerate(result.chunks)
-    ]
-    return ChunkedDocument(rows, result.merges, result.breadcrumb_truncations)
-
-
-@coco.fn
-def _budget_rows(text: str, *, source: str, rel_path: str, recipe: Recipe) -> ChunkedDocument:
+    """One document's rows: the plugin face's chunker (`chunk_markdown`, of which
+    `split_markdown` is the list of chunks) under the recipe's options, then the
+    rows with their ids. Markdown is split on its syntax (unless the recipe's
+    markdown split is "plain") and indexed; `.txt` is split as plain text with
+    NULL heading columns."""
     language = recipe.language_for(rel_path)
-    # markdown_split "plain": markdown split blind to its syntax (language=None),
-    # its heading columns still assigned below.
+    options = recipe.chunk_options()
+    if language != "markdown" and options.headings:
+        options = dataclasses.replace(options, headings=False)
     split_language = None if recipe.markdown_split == "plain" else language
-    # The index before the split: each parse peaks at about 50 bytes of memory
-    # per byte of markdown and frees it all when done, but the splitter's freed
-    # memory is not reused by the parse after it (the peaks would add up:
-    # 5.0 GB instead of 2.8 GB for a 50 MB document; benchmarks stage 6).
-    index = build_index(text) if language == "markdown" and recipe.headings else None
-    chunks = _SPLITTER.split(
-        text,
-        recipe.chunk_size,
-        min_chunk_size=recipe.min_chunk_size,
-        chunk_overlap=recipe.chunk_overlap,
-        language=split_language,
+    chunking = chunk_markdown(text, options, language=split_language)
+    rows = chunk_rows(
+        chunking.chunks, source=source, rel_path=rel_path, recipe=recipe.fingerprint()
     )
-    spans = [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
-    del chunks
-    if index is not None:
-        columns: Iterable[ChunkHeadings] = assign(index, spans)
-    else:
-        columns = [_NO_HEADINGS] * len(spans)
-    fingerprint = recipe.fingerprint()
-    rendered: dict[tuple[str, ...], tuple[str, bool]] = {}  # chunks of a section share it
-    truncations = 0
-    rows: list[ChunkRow] = []
-    for position, ((start, end), column) in enumerate(zip(spans, columns, strict=True)):
-        breadcrumb: str | None = None
-        if column.heading_path:
-            if column.heading_path not in rendered:
-                rendered[column.heading_path] = render_breadcrumb(
-                    column.heading_path, recipe.breadcrumb_budget
-                )
-            breadcrumb, truncated = rendered[column.heading_path]
-            truncations += truncated
-        chunk_text = text[start:end]
-        rows.append(
-            _chunk_row(
-                source,
-                rel_path,
-                position,
-                (start, end),
-                chunk_text,
-                column,
-                breadcrumb,
-                embed_text(breadcrumb, chunk_text),
-                fingerprint,
-            )
-        )
-    return ChunkedDocument(rows, breadcrumb_truncations=truncations)
-
-
-def _chunk_row(
-    source: str,
-    rel_path: str,
-    position: int,
-    span: tuple[int, int],
-    text: str,
-    headings: ChunkHeadings | StructureChunk,
-    breadcrumb: str | None,
-    embed: str,
-    recipe: str,
-) -> ChunkRow:
-    """One chunk's row; both chunkers' (ids and the parent's id from positions)."""
-    parent = headings.parent_position
-    return ChunkRow(
-        id=chunk_id(source, rel_path, position),
-        source=source,
-        rel_path=rel_path,
-        position=position,
-        char_start=span[0],
-        char_end=span[1],
-        text=text,
-        heading_text=headings.heading_text,
-        heading_level=headings.heading_level,
-        heading_path=list(headings.heading_path),
-        parent_chunk_id=None if parent is None else chunk_id(source, rel_path, parent),
-        breadcrumb=breadcrumb,
-        embed_text=embed,
-        recipe=recipe,
-    )
+    return ChunkedDocument(rows, chunking.merges, chunking.breadcrumb_truncations)
 
 
 def _chunk_and_hash(

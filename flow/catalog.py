@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from mdchunks.errors import UsageError
 from mdchunks.queries import QUERIES
 from mdchunks.settings import Recipe
 from psycopg.types.json import Jsonb
@@ -74,3 +75,14 @@ def state_token(conn: psycopg.Connection, source: str) -> str | None:
 
 def set_state_token(conn: psycopg.Connection, source: str, token: str) -> None:
     conn.execute("UPDATE mdchunks_sources SET state_token = %s WHERE source = %s", [token, source])
+
+
+def default_source_name(root: Path) -> str:
+    return root.resolve().name or "root"
+
+
+def check_source_name(source: str) -> None:
+    if not source or not source.strip():
+        raise UsageError("the source name is empty")
+    if len(source) > 200 or any(ord(ch) < 32 for ch in source):
+        raise UsageError(f"invalid source name {source!r}: at most 200 printable characters")

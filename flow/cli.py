@@ -22,14 +22,9 @@ from typing import Any, NoReturn, TypeVar, cast
 import click
 from mdchunks import api, database, embedding, retrieval
 from mdchunks.errors import MdchunksError, UsageError
+from mdchunks.heading_index.options import Option, options_of
 from mdchunks.lock import DEFAULT_WAIT_SECONDS
-from mdchunks.settings import (
-    CHUNKERS,
-    DEFAULT_MAX_DOC_BYTES,
-    INVALID_UTF8_MODES,
-    MERGED_PATHS,
-    Recipe,
-)
+from mdchunks.settings import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -77,107 +72,53 @@ lock_wait_option = click.option(
 )
 
 
-# The parameter names of the recipe options, as `recipe_options` hands them on.
-RECIPE_OPTIONS = (
-    "chunk_size",
-    "min_chunk_size",
-    "chunk_overlap",
-    "headings",
-    "invalid_utf8",
-    "chunker",
-    "split_levels",
-    "merged_path",
-    "breadcrumb_budget",
+# The recipe's options that ingest and backfill offer: every field of Recipe
+# whose `Option` says so (mdchunks.heading_index.options), in declaration order.
+RECIPE_OPTIONS = tuple(
+    (name, default, info) for name, default, info in options_of(Recipe) if info.cli
 )
 
 
-def _bytes_option(name: str, help: str) -> Callable[[F], F]:
-    return click.option(name, type=int, default=None, metavar="BYTES", help=help)
+def _click_option(name: str, default: object, info: Option, shown: str) -> Callable[[F], F]:
+    """The click option of one recipe option, derived from its declaration."""
+    flag = "--" + name.replace("_", "-")
+    help_text = info.help + shown
+    if isinstance(default, bool):
+        return click.option(f"{flag}/--no-{flag[2:]}", name, default=None, help=help_text)
+    if isinstance(default, int):
+        return click.option(
+            flag, name, type=int, default=None, metavar=info.metavar or "N", help=help_text
+        )
+    choices = tuple(CHUNKERS) if info.choices_from_registry else info.choices
+    kind = click.Choice(choices) if choices else str
+    return click.option(flag, name, type=kind, default=None, metavar=info.metavar, help=help_text)
 
 
 def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
-    """The recipe's options, declared once for `ingest` and `backfill` (they
-    differ only in the defaults their help shows). The command gets them as one
-    argument, `recipe_changes`: option name (RECIPE_OPTIONS) -> value, None
-    when not given (Recipe.with_options keeps that field)."""
+    """The recipe's options, for `ingest` and `backfill` (they differ only in the
+    defaults their help shows). The command gets them as one argument,
+    `recipe_changes`: option name -> value, None when not given
+    (Recipe.with_options keeps that field)."""
 
-    def shown(value: object) -> str:
-        return f" [default: {value}]" if defaults_shown else " [default: as last ingested]"
+    def shown(default: object, info: Option) -> str:
+        if not defaults_shown:
+            return " [default: as last ingested]"
+        if info.shown_default is not None:
+            return f" [default: {info.shown_default}]"
+        return f" [default: {default}]"
 
     options = [
-        _bytes_option(
-            "--chunk-size",
-            "Largest chunk, in UTF-8 bytes (cocoindex's budgets are bytes)."
-            + shown(DEFAULTS.chunk_size),
-        ),
-        _bytes_option(
-            "--min-chunk-size",
-            "Smallest chunk the splitter aims for, UTF-8 bytes."
-            + shown(f"{DEFAULTS.min_chunk_size}, or half a smaller --chunk-size"),
-        ),
-        _bytes_option(
-            "--chunk-overlap",
-            "Overlap between chunks, UTF-8 bytes."
-            + shown(f"{DEFAULTS.chunk_overlap}, or a tenth of a smaller --chunk-size"),
-        ),
-        click.option(
-            "--headings/--no-headings",
-            default=None,
-            help="Fill the heading columns of markdown chunks (off: NULL, as a pipeline "
-            "without the heading index would)." + shown("on"),
-        ),
-        click.option(
-            "--invalid-utf8",
-            type=click.Choice(INVALID_UTF8_MODES),
-            default=None,
-            help="Documents that are not valid UTF-8: skip them (reported as failed, with "
-            "the byte offset) or replace each invalid sequence with U+FFFD and ingest the "
-            "result (offsets then count in that text)." + shown("skip"),
-        ),
-        click.option(
-            "--chunker",
-            type=click.Choice(CHUNKERS),
-            default=None,
-            help="Who places chunk boundaries. `recursive`: cocoindex's budget splitter, "
-            "blind to sections; each chunk gets the heading it starts under. `structure`: "
-            "one chunk per section (the text after a heading line; the heading goes into the "
-            "breadcrumb instead), oversized sections split by the budget splitter, small "
-            "ones merged with the next (--split-levels, --merged-path). .txt documents, and "
-            "all with --no-headings, use the budget splitter." + shown(DEFAULTS.chunker),
-        ),
-        click.option(
-            "--split-levels",
-            type=click.IntRange(1, 6),
-            default=None,
-            metavar="N",
-            help="Structure chunker: headings of levels 1..N start sections; deeper "
-            "headings stay in the text as content." + shown(DEFAULTS.split_levels),
-        ),
-        click.option(
-            "--merged-path",
-            type=click.Choice(MERGED_PATHS),
-            default=None,
-            help="Structure chunker: the heading columns of a chunk made of several small "
-            "sections merged together: `first`, the first section's (the path where the "
-            "chunk starts); `common`, the deepest heading whose section holds them all "
-            "(never names a section the text is not in; none: NULL columns)."
-            + shown(DEFAULTS.merged_path),
-        ),
-        _bytes_option(
-            "--breadcrumb-budget",
-            "Longest breadcrumb (`A > B > C`, stored in `breadcrumb` and at the top of "
-            "`embed_text`), UTF-8 bytes; a longer one loses its leading parts "
-            "(`… > B > C`). Both chunkers." + shown(DEFAULTS.breadcrumb_budget),
-        ),
+        _click_option(name, default, info, shown(default, info))
+        for name, default, info in RECIPE_OPTIONS
     ]
 
     def decorate(command: F) -> F:
         @functools.wraps(command)
         def with_recipe(**params: Any) -> Any:
-            changes = {name: params.pop(name) for name in RECIPE_OPTIONS}
+            changes = {name: params.pop(name) for name, _, _ in RECIPE_OPTIONS}
             return command(recipe_changes=changes, **params)
 
-        # In --help in the order of the list: click lists the option applied last first.
+        # In --help in declaration order: click lists the option applied last first.
         for option in reversed(options):
             with_recipe = option(with_recipe)
         return cast(F, with_recipe)

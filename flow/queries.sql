@@ -185,3 +185,12 @@ WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1
      documents AS (DELETE FROM mdchunks_documents WHERE source = %(source)s RETURNING 1),
      sources AS (DELETE FROM mdchunks_sources WHERE source = %(source)s RETURNING 1)
 SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT count(*) FROM sources);
+
+-- name: source_totals
+-- A source's rows after a run, and the chunker counts its documents keep.
+SELECT
+    (SELECT count(*) FROM content_chunks WHERE source = %(source)s) AS chunks,
+    coalesce(sum(merges), 0) AS merges,
+    coalesce(sum(breadcrumb_truncations), 0) AS breadcrumb_truncations
+FROM mdchunks_documents
+WHERE source = %(source)s;

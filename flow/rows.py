@@ -16,10 +16,12 @@ and `parent_chunk_id` is the same formula with the parent's position.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 from cocoindex.connectors.postgres import PgType
+from mdchunks.heading_index.chunk import HeadingChunk
 
 NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")
 
@@ -54,6 +56,48 @@ class ChunkRow:
     # a table split between rows, the table's header rows before the text).
     embed_text: str
     recipe: str
+
+
+R = TypeVar("R")
+
+
+def chunk_rows(
+    chunks: Iterable[HeadingChunk],
+    *,
+    source: str,
+    rel_path: str,
+    recipe: str = "",
+    row_type: Callable[..., R] = ChunkRow,  # type: ignore[assignment]
+    extra: Callable[[HeadingChunk], Mapping[str, Any]] | None = None,
+) -> list[R]:
+    """The rows of one document's chunks (`split_markdown`'s list, in order),
+    with our uuid5 ids: `id` from the chunk's position, `parent_chunk_id` from
+    its parent's. A host with columns of its own passes its own row type (a
+    dataclass with ChunkRow's fields and its own) and `extra`, the values of
+    its columns for a chunk. `recipe` is stored on every row: what made it."""
+    made: list[R] = []
+    for position, chunk in enumerate(chunks):
+        parent = chunk.parent_index
+        fields: dict[str, Any] = {
+            "id": chunk_id(source, rel_path, position),
+            "source": source,
+            "rel_path": rel_path,
+            "position": position,
+            "char_start": chunk.start,
+            "char_end": chunk.end,
+            "text": chunk.text,
+            "heading_text": chunk.heading_text,
+            "heading_level": chunk.heading_level,
+            "heading_path": list(chunk.heading_path),
+            "parent_chunk_id": None if parent is None else chunk_id(source, rel_path, parent),
+            "breadcrumb": chunk.breadcrumb,
+            "embed_text": chunk.embed_text,
+            "recipe": recipe,
+        }
+        if extra is not None:
+            fields.update(extra(chunk))
+        made.append(row_type(**fields))
+    return made
 
 
 @dataclass(frozen=True, slots=True)

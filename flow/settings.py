@@ -15,17 +15,19 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from mdchunks.heading_index import (
-    DEFAULT_BREADCRUMB_BUDGET,
-    HEADING_INDEX_VERSION,
-    STRUCTURE_CHUNKER_VERSION,
-    StructureOptions,
+from mdchunks.heading_index import HEADING_INDEX_VERSION, STRUCTURE_CHUNKER_VERSION
+from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
+from mdchunks.heading_index.options import (
+    MERGED_PATHS,
+    Check,
+    ChunkOptions,
+    option,
+    options_of,
 )
-from mdchunks.heading_index.breadcrumb import MIN_BREADCRUMB_BUDGET
 
 # Suffix (lower case) -> splitter language. Markdown is split on its syntax
 # and gets heading columns; plain text is split with `language=None` and keeps
@@ -37,20 +39,11 @@ DEFAULT_LANGUAGES: tuple[tuple[str, str | None], ...] = (
     (".txt", None),
 )
 
-# Who places chunk boundaries (the recipe names which one made a row):
-# - "recursive": cocoindex's budget splitter (RecursiveSplitter), blind to
-#   sections; the heading columns are then assigned by position (DESIGN 3).
-# - "structure": the structure-first chunker (DESIGN 10, heading_index.structure):
-#   one chunk per section of a splitting heading (levels 1..split_levels),
-#   oversized sections split by the budget splitter, small ones merged forward.
-# The structure chunker needs the heading index: for `.txt` documents, and for
-# every document when headings are off, the budget splitter is used instead.
-CHUNKERS = ("recursive", "structure")
-MERGED_PATHS = ("first", "common")
-
-# Fields that only the structure chunker reads: left out of the fingerprint of a
-# recipe with another chunker, so they never re-process its documents.
-_STRUCTURE_FIELDS = ("split_levels", "merged_path", "structure_chunker_version")
+# Who places chunk boundaries: the registry (mdchunks.heading_index.chunkers,
+# docs/chunkers.md). The structure chunker needs the heading index: for `.txt`
+# documents, and for every document when headings are off, the budget splitter
+# is used instead.
+CHUNKERS = tuple(CHUNKER_REGISTRY)
 
 # Folders the walk never enters, besides every hidden one (`.git` among them).
 # Hidden files are documents like any other (tldr has a page named `..md`).
@@ -70,94 +63,75 @@ DEFAULT_MAX_DOC_BYTES = 24 * 1024 * 1024
 # the text with the replacements is what is stored and what offsets count in).
 INVALID_UTF8_MODES = ("skip", "replace")
 
-# Fields added after the first release, with the value that behaves as before.
-# At that value they are left out of the fingerprint, so adding an option never
-# changes the fingerprint of an existing recipe (nor re-processes anything).
-_LATER_FIELDS = {"invalid_utf8": "skip", "markdown_split": "markdown"}
-
 # How the budget splitter splits markdown documents: on markdown syntax
 # (`RecursiveSplitter(language="markdown")`, the product's way) or as plain text
 # (`language=None`, blind to markdown; the heading columns are still assigned
 # by position). "plain" exists for the retrieval evaluation's baseline chunker.
 MARKDOWN_SPLITS = ("markdown", "plain")
 
-# Fields that decide no chunk row, so the fingerprint leaves them out: `embed`
-# names the model whose vectors `ingest --embed` keeps next to the chunks
-# (flow/embedding.py). Vector rows carry their model and a hash of the text
-# they embed, so turning embeddings on, off or to another model re-embeds (or
-# deletes) exactly the vectors concerned, and re-chunks nothing.
-_NOT_FINGERPRINTED = ("embed",)
+__all__ = ["CHUNKERS", "DEFAULT_MAX_DOC_BYTES", "INVALID_UTF8_MODES", "MERGED_PATHS", "Recipe"]
+
+
+def _languages(value: tuple[tuple[str, str | None], ...], _: object) -> str | None:
+    return None if value else "the language policy names no file suffix"
+
+
+def _one_of(what: str, known: tuple[str, ...]) -> Check:
+    def check(value: object, _: object) -> str | None:
+        return (
+            None if value in known else f"{what} must be one of {', '.join(known)} (got {value!r})"
+        )
+
+    return check
 
 
 @dataclass(frozen=True, slots=True)
-class Recipe:
-    """How documents become rows. Defaults are the product's defaults."""
+class Recipe(ChunkOptions):
+    """How documents become rows: the chunk options (mdchunks.heading_index.options)
+    and what the managed source adds (file policy, versions, embeddings).
+    Defaults are the product's defaults. Each field is declared once, with its
+    `Option`: help, check, fingerprint rule (docs/recipe.md)."""
 
-    chunk_size: int = 2000
-    min_chunk_size: int = 1000
-    chunk_overlap: int = 200
-    headings: bool = True  # False writes NULL heading columns (a pipeline without the index)
-    chunker: str = "recursive"
-    heading_index_version: str = HEADING_INDEX_VERSION
-    languages: tuple[tuple[str, str | None], ...] = field(default=DEFAULT_LANGUAGES)
-    invalid_utf8: str = "skip"  # INVALID_UTF8_MODES
-    markdown_split: str = "markdown"  # MARKDOWN_SPLITS: the budget splitter's language for markdown
-    embed: str | None = None  # embedding model of the source's vectors (None: no vectors)
-    # The structure chunker's options (DESIGN section 10); see `structure_options`.
-    split_levels: int = 3  # headings of levels 1..split_levels start sections
-    merged_path: str = "first"  # MERGED_PATHS: a merged chunk's columns; first: the classic rule
-    # Both chunkers: a rendered breadcrumb (`A > B > C`) longer than this many
-    # UTF-8 bytes is truncated from the left (`… > C`). Not a "later field": the
-    # breadcrumb and embed_text columns came with it, so every recipe's
-    # fingerprint changed once and the next run filled them in (a backfill).
-    breadcrumb_budget: int = DEFAULT_BREADCRUMB_BUDGET
-    structure_chunker_version: str = STRUCTURE_CHUNKER_VERSION
+    heading_index_version: str = option(
+        HEADING_INDEX_VERSION, help="The heading index's version.", cli=False
+    )
+    languages: tuple[tuple[str, str | None], ...] = option(
+        DEFAULT_LANGUAGES, help="File suffix -> splitter language.", check=_languages, cli=False
+    )
+    invalid_utf8: str = option(
+        "skip",
+        help="Documents that are not valid UTF-8: skip them (reported as failed, with "
+        "the byte offset) or replace each invalid sequence with U+FFFD and ingest the "
+        "result (offsets then count in that text).",
+        check=_one_of("invalid UTF-8 handling", INVALID_UTF8_MODES),
+        choices=INVALID_UTF8_MODES,
+        fingerprint="later",
+    )
+    # The budget splitter's language for markdown (MARKDOWN_SPLITS).
+    markdown_split: str = option(
+        "markdown",
+        help="How the budget splitter splits markdown.",
+        check=_one_of("markdown split", MARKDOWN_SPLITS),
+        fingerprint="later",
+        cli=False,
+    )
+    # Embedding model of the source's vectors (None: no vectors). Decides no
+    # chunk row: vector rows carry their model and a hash of the text they
+    # embed, so turning embeddings on, off or to another model re-embeds (or
+    # deletes) exactly the vectors concerned, and re-chunks nothing.
+    embed: str | None = option(None, help="Embedding model.", fingerprint="never", cli=False)
+    structure_chunker_version: str = option(
+        STRUCTURE_CHUNKER_VERSION,
+        help="The structure chunker's version.",
+        read_by=("structure",),
+        cli=False,
+    )
 
-    def __post_init__(self) -> None:
-        problems = self.problems()
-        if problems:
-            raise ValueError("; ".join(problems))
-
-    def problems(self) -> list[str]:
-        found: list[str] = []
-        if self.chunk_size < 1:
-            found.append(f"chunk size must be at least 1 byte (got {self.chunk_size})")
-        if self.min_chunk_size < 1 or self.min_chunk_size > self.chunk_size:
-            found.append(
-                f"min chunk size must be between 1 and the chunk size {self.chunk_size} "
-                f"(got {self.min_chunk_size})"
-            )
-        if self.chunk_overlap < 0 or self.chunk_overlap >= self.chunk_size:
-            found.append(
-                f"chunk overlap must be at least 0 and below the chunk size {self.chunk_size} "
-                f"(got {self.chunk_overlap})"
-            )
-        if self.chunker not in CHUNKERS:
-            found.append(f"unknown chunker {self.chunker!r} (known: {', '.join(CHUNKERS)})")
-        if not 1 <= self.split_levels <= 6:
-            found.append(f"split levels must be between 1 and 6 (got {self.split_levels})")
-        if self.merged_path not in MERGED_PATHS:
-            found.append(
-                f"merged path must be one of {', '.join(MERGED_PATHS)} (got {self.merged_path!r})"
-            )
-        if self.breadcrumb_budget < MIN_BREADCRUMB_BUDGET:
-            found.append(
-                f"breadcrumb budget must be at least {MIN_BREADCRUMB_BUDGET} bytes "
-                f"(got {self.breadcrumb_budget})"
-            )
-        if not self.languages:
-            found.append("the language policy names no file suffix")
-        if self.markdown_split not in MARKDOWN_SPLITS:
-            found.append(
-                f"markdown split must be one of {', '.join(MARKDOWN_SPLITS)} "
-                f"(got {self.markdown_split!r})"
-            )
-        if self.invalid_utf8 not in INVALID_UTF8_MODES:
-            found.append(
-                f"invalid UTF-8 handling must be one of {', '.join(INVALID_UTF8_MODES)} "
-                f"(got {self.invalid_utf8!r})"
-            )
-        return found
+    def chunk_options(self) -> ChunkOptions:
+        """The part of the recipe `split_markdown` reads."""
+        return ChunkOptions(
+            **{name: getattr(self, name) for name, _, _ in options_of(ChunkOptions)}
+        )
 
     def language_for(self, rel_path: str) -> str | None:
         """The splitter language of a document, by its suffix (case-insensitive)."""
@@ -174,16 +148,6 @@ class Recipe:
     def uses_structure(self, rel_path: str) -> bool:
         """Whether the structure chunker splits this document (else the budget splitter)."""
         return self.chunker == "structure" and self.headings and self.is_markdown(rel_path)
-
-    def structure_options(self) -> StructureOptions:
-        return StructureOptions(
-            chunk_size=self.chunk_size,
-            min_chunk_size=self.min_chunk_size,
-            chunk_overlap=self.chunk_overlap,
-            split_levels=self.split_levels,
-            merged_path="common" if self.merged_path == "common" else "first",
-            breadcrumb_budget=self.breadcrumb_budget,
-        )
 
     def fingerprint(self) -> str:
         """A short stable hash of every field that decides rows: stored on each row
@@ -273,13 +237,13 @@ class Recipe:
 def _fingerprint(recipe: Recipe) -> str:
     # Cached: the flow asks for it for every document (about 25 us each time).
     data = recipe.to_json()
-    for name in _NOT_FINGERPRINTED:
-        del data[name]
-    for name, value in _LATER_FIELDS.items():
-        if data.get(name) == value:
-            del data[name]
-    if recipe.chunker != "structure":
-        for name in _STRUCTURE_FIELDS:
+    for name, default, info in options_of(Recipe):
+        leave_out = (
+            info.fingerprint == "never"
+            or (info.fingerprint == "later" and data[name] == default)
+            or not recipe.reads(name)
+        )
+        if leave_out:
             del data[name]
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]

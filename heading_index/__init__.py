@@ -30,9 +30,12 @@ Choices where DESIGN sections 2-3 are silent:
 from mdchunks.heading_index.assign import assign
 from mdchunks.heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, embed_text
 from mdchunks.heading_index.breadcrumb import render as render_breadcrumb
+from mdchunks.heading_index.chunk import Chunker, Chunking, HeadingChunk
+from mdchunks.heading_index.chunkers import CHUNKERS, get_chunker
 from mdchunks.heading_index.decode import DocumentDecodeError, decode_document
 from mdchunks.heading_index.index import build_index
 from mdchunks.heading_index.model import ChunkHeadings, Heading, HeadingIndex
+from mdchunks.heading_index.options import ChunkOptions
 from mdchunks.heading_index.structure import (
     STRUCTURE_CHUNKER_VERSION,
     BudgetSplit,
@@ -49,13 +52,18 @@ from mdchunks.heading_index.structure import (
 HEADING_INDEX_VERSION = "1"
 
 __all__ = [
+    "CHUNKERS",
     "DEFAULT_BREADCRUMB_BUDGET",
     "HEADING_INDEX_VERSION",
     "STRUCTURE_CHUNKER_VERSION",
     "BudgetSplit",
     "ChunkHeadings",
+    "ChunkOptions",
+    "Chunker",
+    "Chunking",
     "DocumentDecodeError",
     "Heading",
+    "HeadingChunk",
     "HeadingIndex",
     "StructureChunk",
     "StructureOptions",
@@ -65,6 +73,7 @@ __all__ = [
     "build_index",
     "decode_document",
     "embed_text",
+    "get_chunker",
     "render_breadcrumb",
     "splitting_index",
     "structure_chunks",

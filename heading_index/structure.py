@@ -48,7 +48,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from mdchunks.heading_index.blocks import front_matter_end
 from mdchunks.heading_index.breadcrumb import (
@@ -57,9 +57,13 @@ from mdchunks.heading_index.breadcrumb import (
     render,
 )
 from mdchunks.heading_index.breadcrumb import embed_text as compose_embed_text
+from mdchunks.heading_index.chunk import Chunking, HeadingChunk, LineNumbers
 from mdchunks.heading_index.model import Heading, HeadingIndex
 from mdchunks.heading_index.oversized import Budgets, BudgetSplit, split_oversized
 from mdchunks.heading_index.text_spans import Span, content_span, utf8_len
+
+if TYPE_CHECKING:
+    from mdchunks.heading_index.options import ChunkOptions
 
 # Part of the recipe fingerprint when this chunker is chosen: bump it on any
 # change here that can change a chunk (code outside the memoized function is
@@ -105,6 +109,18 @@ class StructureOptions:
             raise ValueError("merged_path must be 'first' or 'common'")
         if self.breadcrumb_budget < MIN_BREADCRUMB_BUDGET:
             raise ValueError(f"breadcrumb_budget must be at least {MIN_BREADCRUMB_BUDGET} bytes")
+
+    @classmethod
+    def of(cls, options: ChunkOptions) -> StructureOptions:
+        """The structure chunker's part of `ChunkOptions` (or of a recipe)."""
+        return cls(
+            chunk_size=options.chunk_size,
+            min_chunk_size=options.min_chunk_size,
+            chunk_overlap=options.chunk_overlap,
+            split_levels=options.split_levels,
+            merged_path="common" if options.merged_path == "common" else "first",
+            breadcrumb_budget=options.breadcrumb_budget,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,3 +432,53 @@ def _parent_positions(structure: HeadingIndex, planned: Sequence[_Planned]) -> l
         overlapping = first < starting_inside
         result.append(first if overlapping and first < position else None)
     return result
+
+
+# --- the chunker (the registry's entry) ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StructureChunker:
+    name: str = "structure"
+    version: str | None = STRUCTURE_CHUNKER_VERSION
+    description: str = "sections first (splitting headings), budgets second"
+    modes: Sequence[tuple[str, dict[str, object]]] = (
+        ("structure-first", {"merged_path": "first"}),
+        ("structure-common", {"merged_path": "common"}),
+    )
+    leaves_heading_lines_out: bool = True
+
+    def chunk(
+        self,
+        text: str,
+        index: HeadingIndex | None,
+        budget_split: BudgetSplit,
+        options: ChunkOptions,
+    ) -> Chunking:
+        if index is None:  # no headings to split by: the budget splitter alone
+            from mdchunks.heading_index.recursive import CHUNKER as RECURSIVE
+
+            return RECURSIVE.chunk(text, index, budget_split, options)
+        result = structure_chunks(text, index, StructureOptions.of(options), budget_split)
+        lines = LineNumbers(text)
+        chunks = tuple(
+            HeadingChunk(
+                start=c.start,
+                end=c.end,
+                start_line=lines.of(c.start),
+                end_line=lines.of(max(c.start, c.end - 1)),
+                text=c.text,
+                heading_text=c.heading_text,
+                heading_level=c.heading_level,
+                heading_path=c.heading_path,
+                parent_index=c.parent_position,
+                breadcrumb=c.breadcrumb,
+                embed_text=c.embed_text,
+                heading_start=None if c.heading is None else c.heading.start,
+            )
+            for c in result.chunks
+        )
+        return Chunking(chunks, result.merges, result.breadcrumb_truncations)
+
+
+CHUNKER = StructureChunker()

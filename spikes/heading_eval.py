@@ -190,7 +190,12 @@ def main(
     Totals per PATH: summed counts, character-weighted fractions. n/a: 0/0.
     """
     try:
-        budgets = Budgets(chunk_size, min_chunk_size, chunk_overlap, split_levels)
+        budgets = Budgets(
+            chunk_size=chunk_size,
+            min_chunk_size=min_chunk_size,
+            chunk_overlap=chunk_overlap,
+            split_levels=split_levels,
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
 

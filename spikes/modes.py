@@ -15,8 +15,9 @@
   `hdg-aligned` counts that as aligned (the body start,
   see `spikes.metrics`).
 
-Another chunker is one more entry in `MODES`: a function from the document
-text and the budgets to its chunks' spans, in document order.
+The modes are the baseline and every chunker of the registry
+(mdchunks.heading_index.chunkers) with the variants it declares
+(`Chunker.modes`): a new chunker shows up here by itself.
 
 Budgets count UTF-8 bytes, as cocoindex counts them. (Importing this module
 first runs `spikes/__init__`, which sets COCOINDEX_DISABLE_USAGE_TRACKING.)
@@ -24,42 +25,21 @@ first runs `spikes/__init__`, which sets COCOINDEX_DISABLE_USAGE_TRACKING.)
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 from cocoindex.ops.text import RecursiveSplitter
-from mdchunks.heading_index import (
-    StructureOptions,
-    budget_split_from,
-    build_index,
-    structure_chunks,
-)
-from mdchunks.heading_index.structure import MergedPath
+from mdchunks.heading_index import budget_split_from, build_index
+from mdchunks.heading_index.chunk import Chunker as RegisteredChunker
+from mdchunks.heading_index.chunkers import CHUNKERS
+from mdchunks.heading_index.options import ChunkOptions
 
 from spikes.metrics import ROOT, Span
 
-
-@dataclass(frozen=True, slots=True)
-class Budgets:
-    """The splitter budgets of a recipe, in UTF-8 bytes (DESIGN section 5 defaults),
-    and the structure chunker's splitting levels (the budget modes ignore them)."""
-
-    chunk_size: int = 2000
-    min_chunk_size: int = 1000
-    chunk_overlap: int = 200
-    split_levels: int = 3  # structure modes: headings of levels 1..split_levels start sections
-
-    def __post_init__(self) -> None:
-        if self.chunk_size < 1:
-            raise ValueError("chunk_size must be at least 1")
-        if not 0 <= self.min_chunk_size <= self.chunk_size:
-            raise ValueError("min_chunk_size must be between 0 and chunk_size")
-        if not 0 <= self.chunk_overlap < self.chunk_size:
-            raise ValueError("chunk_overlap must be at least 0 and below chunk_size")
-        if not 1 <= self.split_levels <= 6:
-            raise ValueError("split_levels must be between 1 and 6")
-
+# The harness's recipe: budgets (UTF-8 bytes) and the chunkers' options.
+Budgets = ChunkOptions
 
 Chunker = Callable[[str, Budgets], Sequence[Span]]
 
@@ -69,6 +49,9 @@ class Mode:
     name: str
     description: str
     chunk: Chunker
+    # The chunker leaves heading lines out of chunk text (the structure
+    # chunker): `aligned` then also counts a chunk starting at a heading's body.
+    leaves_heading_lines_out: bool = False
 
 
 @cache
@@ -76,58 +59,52 @@ def _splitter() -> RecursiveSplitter:
     return RecursiveSplitter()
 
 
-def _budget_split(language: str | None) -> Chunker:
+def _plain_split(text: str, budgets: Budgets) -> list[Span]:
+    """The spike's baseline: RecursiveSplitter(language=None), no chunker of ours."""
+    pieces = _splitter().split(
+        text,
+        chunk_size=budgets.chunk_size,
+        min_chunk_size=budgets.min_chunk_size,
+        chunk_overlap=budgets.chunk_overlap,
+        language=None,
+    )
+    return [Span(piece.start.char_offset, piece.end.char_offset) for piece in pieces]
+
+
+def _registered(chunker: RegisteredChunker, changes: dict[str, object]) -> Chunker:
     def chunk(text: str, budgets: Budgets) -> list[Span]:
-        pieces = _splitter().split(
-            text,
-            chunk_size=budgets.chunk_size,
-            min_chunk_size=budgets.min_chunk_size,
-            chunk_overlap=budgets.chunk_overlap,
-            language=language,
-        )
-        return [Span(piece.start.char_offset, piece.end.char_offset) for piece in pieces]
-
-    return chunk
-
-
-def _structure(merged_path: MergedPath) -> Chunker:
-    def chunk(text: str, budgets: Budgets) -> list[Span]:
+        options = dataclasses.replace(budgets, chunker=chunker.name, **changes)  # type: ignore[arg-type]
         index = build_index(text)
-        options = StructureOptions(
-            chunk_size=budgets.chunk_size,
-            min_chunk_size=budgets.min_chunk_size,
-            chunk_overlap=budgets.chunk_overlap,
-            split_levels=budgets.split_levels,
-            merged_path=merged_path,
-        )
-        result = structure_chunks(text, index, options, budget_split_from(_splitter()))
-        # A chunk's heading comes from the splitting index: find it in the full one.
+        split = budget_split_from(_splitter())
+        result = chunker.chunk(text, index, split, options)
+        # The heading a chunk's columns name, as an index into the full index.
         position = {heading.start: i for i, heading in enumerate(index.headings)}
         return [
-            Span(c.start, c.end, ROOT if c.heading is None else position[c.heading.start])
+            Span(c.start, c.end, ROOT if c.heading_start is None else position[c.heading_start])
             for c in result.chunks
         ]
 
     return chunk
 
 
-MODES: dict[str, Mode] = {
-    mode.name: mode
-    for mode in (
-        Mode("none", "RecursiveSplitter(language=None)", _budget_split(None)),
-        Mode("markdown", 'RecursiveSplitter(language="markdown")', _budget_split("markdown")),
-        Mode(
-            "structure-first",
-            "structure-first chunker, a merged chunk names its first section",
-            _structure("first"),
-        ),
-        Mode(
-            "structure-common",
-            "structure-first chunker, a merged chunk names the deepest common ancestor",
-            _structure("common"),
-        ),
-    )
-}
+def _modes() -> dict[str, Mode]:
+    modes = [Mode("none", "RecursiveSplitter(language=None)", _plain_split)]
+    for chunker in CHUNKERS.values():
+        for name, changes in chunker.modes:
+            described = ", ".join(f"{k} {v}" for k, v in changes.items())
+            modes.append(
+                Mode(
+                    name,
+                    f"{chunker.description}{f' ({described})' if described else ''}",
+                    _registered(chunker, changes),
+                    leaves_heading_lines_out=chunker.leaves_heading_lines_out,
+                )
+            )
+    return {mode.name: mode for mode in modes}
+
+
+# The baseline and every registered chunker's harness variants.
+MODES: dict[str, Mode] = _modes()
 
 # Every mode: the structure modes cost about what the markdown split costs.
 DEFAULT_MODES: tuple[str, ...] = tuple(MODES)

@@ -154,3 +154,18 @@ def test_ruff_is_clean() -> None:
         [_tool("ruff"), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_tests_run_at_the_lowest_cocoindex_we_declare() -> None:
+    # pyproject declares a range, so a host keeps its own 1.0.x; dev.py installs
+    # the suite with tests/constraints-lowest.txt, pinned to its lower bound.
+    import re
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (cocoindex,) = [d for d in declared if d.startswith("cocoindex")]
+    lower = re.search(r">=([\d.]+)", cocoindex)
+    assert lower and ",<1.1" in cocoindex, cocoindex
+    pins = (ROOT / "tests" / "constraints-lowest.txt").read_text().split()
+    assert f"cocoindex=={lower.group(1)}" in pins
+    assert "constraints-lowest.txt" in (ROOT / "dev.py").read_text()

@@ -12,6 +12,7 @@ import psycopg
 from cocoindex.ops.text import RecursiveSplitter
 from mdchunks import Recipe, chunk_id
 from mdchunks.heading_index import (
+    StructureOptions,
     assign,
     budget_split_from,
     build_index,
@@ -117,7 +118,7 @@ def expected_chunks(text: str, rel_path: str, recipe: Recipe) -> list[ExpectedCh
     """What a document's rows must hold, computed here from the libraries alone."""
     if recipe.uses_structure(rel_path):
         result = structure_chunks(
-            text, build_index(text), recipe.structure_options(), _BUDGET_SPLIT
+            text, build_index(text), StructureOptions.of(recipe), _BUDGET_SPLIT
         )
         return [
             ExpectedChunk(

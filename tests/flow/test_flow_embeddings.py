@@ -354,7 +354,7 @@ _WITHOUT_EXTRA = (
 def test_without_the_extra_embeddings_say_how_to_install_and_the_rest_works(
     database_url: str, data_dir: Path, sample: Path
 ) -> None:
-    def mdchunks(*args: str) -> subprocess.CompletedProcess[str]:
+    def console(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [
                 sys.executable,
@@ -373,13 +373,13 @@ def test_without_the_extra_embeddings_say_how_to_install_and_the_rest_works(
         )
 
     for args in (("ingest", str(sample), "--embed"), ("search", "ownership", "--method", "hybrid")):
-        result = mdchunks(*args)
+        result = console(*args)
         assert result.returncode == 2, result.stderr
         assert result.stderr.count("\n") == 1, result.stderr
         assert "embeddings need the optional extra" in result.stderr
         assert "pip install 'mdchunks[embed]'" in result.stderr
 
-    assert mdchunks("ingest", str(sample)).returncode == 0
+    assert console("ingest", str(sample)).returncode == 0
     hits = mdchunks.search("ownership rules", k=1, database_url=database_url, data_dir=data_dir)
     assert hits[0].rel_path == "ch04-01-what-is-ownership.md"
 

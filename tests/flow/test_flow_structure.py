@@ -13,11 +13,19 @@ from typing import Any
 
 import psycopg
 import pytest
+from cocoindex.ops.text import RecursiveSplitter
 from conftest import Ingest, RunCli
 from flow_checks import assert_rows_match_files, expected_chunks, fetch, rows_by_document
 from mdchunks import Recipe, chunk_id, migrate
-from mdchunks.app import _SPLITTER
-from mdchunks.heading_index import budget_split_from, build_index, decode_document, structure_chunks
+from mdchunks.heading_index import (
+    StructureOptions,
+    budget_split_from,
+    build_index,
+    decode_document,
+    structure_chunks,
+)
+
+_SPLITTER = RecursiveSplitter()
 
 ROOT = Path(__file__).resolve().parents[2]
 STRUCTURE = Recipe(chunker="structure")
@@ -43,7 +51,7 @@ def _counts(root: Path, recipe: Recipe) -> tuple[int, int]:
     for path in sorted(root.rglob("*.md")):
         text = decode_document(path.read_bytes())
         result = structure_chunks(
-            text, build_index(text), recipe.structure_options(), budget_split_from(_SPLITTER)
+            text, build_index(text), StructureOptions.of(recipe), budget_split_from(_SPLITTER)
         )
         merges += result.merges
         truncations += result.breadcrumb_truncations

@@ -11,6 +11,7 @@ from cocoindex._internal.memo_fingerprint import memo_fingerprint as coco_memo_f
 from mdchunks import NAMESPACE, Recipe, SearchHit, chunk_id
 from mdchunks.app import rel_path_of
 from mdchunks.database import redact, scrub
+from mdchunks.heading_index import StructureOptions
 from mdchunks.listing import walk
 from mdchunks.queries import QUERIES, parse
 
@@ -70,7 +71,7 @@ def test_the_recipe_validates_the_structure_options() -> None:
     with pytest.raises(ValueError, match="breadcrumb budget"):
         Recipe(breadcrumb_budget=3)
     recipe = Recipe(chunker="structure", split_levels=2).with_options(chunk_size=900)
-    options = recipe.structure_options()
+    options = StructureOptions.of(recipe)
     assert (options.chunk_size, options.min_chunk_size, options.chunk_overlap) == (900, 450, 200)
     assert (options.split_levels, options.merged_path) == (2, "first")
     assert options.breadcrumb_budget == 256

@@ -22,7 +22,7 @@ from typing import Any
 import psycopg
 import pytest
 from mdchunks import ChunkRow, Recipe
-from mdchunks.app import chunk_rows
+from mdchunks.app import chunk_document
 from mdchunks.documents import document_text
 from mdchunks.settings import DEFAULT_MAX_DOC_BYTES
 from psycopg.rows import dict_row
@@ -209,7 +209,7 @@ def _assert_rows_are_the_documents(root: Path, url: str, expected: set[str]) -> 
         text = document_text((root / rel).read_bytes())
         for row in rows:
             assert row["text"] == text[row["char_start"] : row["char_end"]], (rel, row["position"])
-        made = chunk_rows(text, source=SOURCE, rel_path=rel, recipe=recipe)
+        made = chunk_document(text, source=SOURCE, rel_path=rel, recipe=recipe).rows
         stored = [{name: row[name] for name in columns} for row in rows]
         assert stored == [dataclasses.asdict(chunk) for chunk in made], rel
 

@@ -1,0 +1,49 @@
+-- The chunk table for a host's own cocoindex app (docs/plugin.md): what
+-- mdchunks' migrations make of `content_chunks`, under the host's table name.
+-- `mdchunks.chunk_table_sql(name)` fills in the table (a quoted identifier,
+-- schema-qualified if asked) and the prefix of its constraints' and indexes'
+-- names (the table's own name). Apply it with your own migrations; add your
+-- own columns after it (ALTER TABLE ... ADD COLUMN). A test keeps it equal,
+-- column for column and constraint for constraint, to `content_chunks`.
+
+CREATE OR REPLACE FUNCTION mdchunks_heading_path_text(path text[]) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$ SELECT array_to_string(path, ' ') $$;
+
+CREATE TABLE {table} (
+    id              uuid     PRIMARY KEY,
+    source          text     NOT NULL,
+    rel_path        text     NOT NULL,
+    position        integer  NOT NULL,
+    char_start      integer  NOT NULL,
+    char_end        integer  NOT NULL,
+    text            text     NOT NULL,
+    heading_text    text,
+    heading_level   smallint,
+    heading_path    text[]   NOT NULL DEFAULT '{{}}',
+    parent_chunk_id uuid,
+    recipe          text     NOT NULL,
+    search_vector   tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', mdchunks_heading_path_text(heading_path)), 'A')
+        || setweight(to_tsvector('english', text), 'B')
+    ) STORED,
+    breadcrumb      text,
+    embed_text      text     NOT NULL DEFAULT '',
+
+    CONSTRAINT "{prefix}_document_position_key" UNIQUE (source, rel_path, position),
+    CONSTRAINT "{prefix}_position_check" CHECK (position >= 0),
+    CONSTRAINT "{prefix}_span_check" CHECK (char_start >= 0 AND char_end >= char_start),
+    CONSTRAINT "{prefix}_heading_level_check" CHECK (heading_level BETWEEN 1 AND 6),
+    CONSTRAINT "{prefix}_headings_together_check" CHECK (
+        (heading_text IS NULL) = (heading_level IS NULL)
+        AND (heading_text IS NULL) = (cardinality(heading_path) = 0)
+    ),
+    CONSTRAINT "{prefix}_parent_not_self_check" CHECK (parent_chunk_id <> id),
+    CONSTRAINT "{prefix}_breadcrumb_check"
+        CHECK ((breadcrumb IS NULL) = (cardinality(heading_path) = 0))
+);
+
+CREATE INDEX "{prefix}_parent_chunk_id_idx"
+    ON {table} (parent_chunk_id) WHERE parent_chunk_id IS NOT NULL;
+CREATE INDEX "{prefix}_source_recipe_idx" ON {table} (source, recipe);
+CREATE INDEX "{prefix}_search_vector_idx" ON {table} USING gin (search_vector);

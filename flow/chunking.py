@@ -1,0 +1,76 @@
+"""`split_markdown`: markdown text -> `HeadingChunk`s, as a cocoindex function.
+
+The plugin face's chunker (docs/plugin.md), and the one the `mdchunks`
+command runs. A plain function over text returning chunks, like
+`cocoindex.ops.text`'s splitters, decorated with `@coco.fn` so that its logic
+is part of any memoized function that calls it: `deps` carries the heading
+index's and the chunkers' versions, so when a new mdchunks changes what they
+produce, a host's memoized per-file function re-runs (cocoindex propagates
+logic fingerprints through `@coco.fn` calls; code outside them is invisible
+to its memo). Not memoized itself: chunking is cheap next to what the
+caller's memo saves.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import cocoindex as coco
+from cocoindex.ops.text import RecursiveSplitter
+from mdchunks.heading_index import HEADING_INDEX_VERSION, build_index
+from mdchunks.heading_index.chunk import Chunking, HeadingChunk
+from mdchunks.heading_index.chunkers import CHUNKERS, chunker_versions, get_chunker
+from mdchunks.heading_index.options import ChunkOptions
+from mdchunks.heading_index.oversized import BudgetSplit
+from mdchunks.heading_index.structure import budget_split_from
+
+LOGIC_VERSIONS = {"heading_index": HEADING_INDEX_VERSION, "chunkers": chunker_versions()}
+
+_DEFAULT = ChunkOptions()
+
+
+@cache
+def _budget_split(language: str | None) -> BudgetSplit:
+    return budget_split_from(RecursiveSplitter(), language)
+
+
+@coco.fn(logic_tracking="self", deps=LOGIC_VERSIONS)
+def chunk_markdown(
+    text: str, options: ChunkOptions = _DEFAULT, *, language: str | None = "markdown"
+) -> Chunking:
+    """`split_markdown` with the document's counts (merges, truncated breadcrumbs).
+
+    `language` is the budget splitter's: `"markdown"` (the default) or None,
+    to split blind to markdown syntax. Heading columns come from the heading
+    index unless `options.headings` is off; the structure chunker needs them
+    (without, the budget splitter chunks alone).
+    """
+    # The index before the split: each parse peaks at about 50 bytes of memory
+    # per byte of markdown and frees it all when done, but the splitter's freed
+    # memory is not reused by the parse after it (the peaks would add up:
+    # 5.0 GB instead of 2.8 GB for a 50 MB document; benchmarks stage 6).
+    index = build_index(text) if options.headings else None
+    chunker = get_chunker(options.chunker)
+    return chunker.chunk(text, index, _budget_split(language), options)
+
+
+@coco.fn(logic_tracking="self", deps=LOGIC_VERSIONS)
+def split_markdown(text: str, options: ChunkOptions = _DEFAULT) -> list[HeadingChunk]:
+    """The chunks of one markdown document, in document order, each with its
+    heading columns, breadcrumb, embed text, lines and parent's position.
+
+    `text` is the document as a `str` (offsets count code points of it; decode
+    files with `mdchunks.heading_index.decode_document` for the same text the
+    `mdchunks` command stores). Raises ValueError only for invalid options.
+    """
+    return list(chunk_markdown(text, options).chunks)
+
+
+__all__ = [
+    "CHUNKERS",
+    "ChunkOptions",
+    "Chunking",
+    "HeadingChunk",
+    "chunk_markdown",
+    "split_markdown",
+]

@@ -1,0 +1,90 @@
+"""The plugin face's cocoindex pieces: the chunk table as a host's target, its
+SQL, and a per-file function for `coco.mount_each` (docs/plugin.md).
+
+The table is the host's (or our migrations'): cocoindex writes and deletes
+rows only (`ManagedBy.USER`), never CREATE, ALTER or DROP. The host creates it
+with `chunk_table_sql(name)` in its own migrations, with columns of its own
+added after; its row type is a dataclass with `ChunkRow`'s fields and its own.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import asyncpg
+import cocoindex as coco
+from cocoindex.connectorkits.target import ManagedBy
+from cocoindex.connectors import postgres
+from cocoindex.resources.file import FileLike
+from mdchunks.chunking import split_markdown
+from mdchunks.heading_index import decode_document
+from mdchunks.heading_index.options import ChunkOptions, options_of
+from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
+from mdchunks.settings import Recipe
+
+_DEFAULT = ChunkOptions()
+
+
+def recipe_of(options: ChunkOptions) -> str:
+    """The `recipe` value of rows made with `options`: the fingerprint the
+    `mdchunks` command stores for the same options (docs/recipe.md)."""
+    return Recipe(
+        **{name: getattr(options, name) for name, _, _ in options_of(ChunkOptions)}
+    ).fingerprint()
+
+
+@coco.fn(memo=True)
+async def process_markdown_file(
+    file: FileLike,
+    table: postgres.TableTarget[ChunkRow],
+    source: str,
+    options: ChunkOptions = _DEFAULT,
+) -> None:
+    """One markdown file -> its chunk rows in `table` (`mount_chunk_table`), for
+    `coco.mount_each(process_markdown_file, files.items(), table, source)`.
+
+    Memoized on the file and the arguments; `split_markdown` carries our
+    logic's versions, so an upgrade that changes chunks re-processes the file.
+    The text is the file's bytes as UTF-8 with one leading BOM removed (the
+    offsets count in it); a file that is not valid UTF-8 raises, which
+    cocoindex reports as that file's failure and retries on the next run.
+    """
+    text = decode_document(await file.read())
+    rel_path = file.file_path.path.as_posix()
+    chunks = split_markdown(text, options)
+    for row in chunk_rows(chunks, source=source, rel_path=rel_path, recipe=recipe_of(options)):
+        table.declare_row(row=row)
+
+
+async def mount_chunk_table(
+    db: coco.ContextKey[asyncpg.Pool],
+    table_name: str = CHUNKS_TABLE,
+    row_type: type[Any] = ChunkRow,
+    *,
+    pg_schema_name: str | None = None,
+) -> postgres.TableTarget[Any]:
+    """Mount the chunk table `table_name` (created beforehand, see
+    `chunk_table_sql`) on the host's own pool key; rows of `row_type` keyed by
+    `id`. Call it from the host's app main, as `postgres.mount_table_target`."""
+    schema = await postgres.TableSchema.from_class(row_type, primary_key=["id"])
+    return await postgres.mount_table_target(
+        db, table_name, schema, pg_schema_name=pg_schema_name, managed_by=ManagedBy.USER
+    )
+
+
+def _identifier(name: str) -> str:
+    if not name or "\0" in name:
+        raise ValueError(f"invalid SQL name {name!r}")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | None = None) -> str:
+    """The DDL of a chunk table named `table_name`: columns, constraints, the
+    search column and its indexes, as our migrations make `content_chunks`."""
+    table = _identifier(table_name)
+    if pg_schema_name is not None:
+        table = f"{_identifier(pg_schema_name)}.{table}"
+    template = resources.files("mdchunks").joinpath("chunk_table.sql").read_text("utf-8")
+    prefix = table_name.replace('"', '""')
+    return template.format(table=table, prefix=prefix)

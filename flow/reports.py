@@ -1,0 +1,125 @@
+"""What the Python API returns: plain frozen reports of runs, status and drops."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mdchunks import engine, listing
+from mdchunks.ledger import RunLedger
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    rel_path: str
+    cause: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    source: str
+    root: Path
+    database: str  # redacted
+    recipe: str  # fingerprint
+    recipe_description: str
+    documents: int  # documents the walk found (including skipped ones)
+    processed: int  # documents (re)chunked by this run
+    unchanged: int  # documents skipped as unchanged
+    removed: int  # documents gone since the last run
+    failures: tuple[Failure, ...]
+    rows_written: int  # rows inserted or updated
+    rows_deleted: int
+    rows_total: int  # rows of the source after the run
+    bytes_processed: int
+    seconds: float
+    healed: bool = False  # the state disagreed with the database: all re-processed
+    state_reset: bool = False  # the engine state had not made these rows: started afresh
+    state_dir: Path | None = None
+    engine_stats: engine.EngineStats = field(default_factory=engine.EngineStats)
+    # Chunker counts (kept per document on mdchunks_documents): of the documents
+    # this run processed, and of every document of the source after the run
+    # (unchanged ones keep the counts of the run that processed them).
+    chunker: str = "recursive"
+    merges: int = 0  # structure chunker: sections merged into an earlier section's chunk
+    breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
+    merges_total: int = 0
+    breadcrumb_truncations_total: int = 0
+    # Embeddings (flow/embedding.py): the model (None: embeddings off), vectors
+    # written and deleted by this run, vectors of the source after it.
+    embed_model: str | None = None
+    vectors_written: int = 0
+    vectors_deleted: int = 0
+    vectors_total: int = 0
+    embed_seconds: float = 0.0
+
+    @property
+    def failed(self) -> int:
+        return len(self.failures)
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.bytes_processed / 1e6 / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeRows:
+    recipe: str
+    rows: int
+    description: str
+    current: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStatus:
+    source: str
+    root: str | None
+    documents: int
+    failed: int
+    chunks: int
+    with_headings: int
+    recipes: tuple[RecipeRows, ...]
+
+    @property
+    def heading_share(self) -> float:
+        return self.with_headings / self.chunks if self.chunks else 0.0
+
+    @property
+    def stale_rows(self) -> int:
+        return sum(r.rows for r in self.recipes if not r.current)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReport:
+    database: str
+    psql: str
+    embedded: bool
+    migrations_pending: tuple[str, ...]
+    sources: tuple[SourceStatus, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DropReport:
+    source: str
+    chunks_deleted: int
+    documents_deleted: int
+    state_removed: bool
+
+
+def failures_of(
+    found: listing.Listing, ledger: RunLedger, recorded: dict[str, str]
+) -> tuple[Failure, ...]:
+    failures: dict[str, str] = {skipped.rel_path: skipped.cause for skipped in found.skipped}
+    mounted = set(found.rel_paths)
+    for rel_path, error in recorded.items():
+        if rel_path not in mounted or rel_path in ledger.raised:
+            continue
+        if rel_path in ledger.processed:
+            failures[rel_path] = error
+        else:
+            failures[rel_path] = f"{error} (unchanged since an earlier run)"
+    failures.update(ledger.raised)
+    return tuple(Failure(rel_path, cause) for rel_path, cause in sorted(failures.items()))

@@ -1,0 +1,406 @@
+"""One source run, phase by phase: `ingest`, and what builds on it (`backfill`,
+the live `watch`).
+
+An ingest takes these phases, in this order (each a line of `ingest`):
+1. check the request (root, source name, limits);
+2. the database: resolve it, apply migrations, the vectors' schema if asked;
+3. lock the source (flow/lock.py) and remember its root and recipe;
+4. the engine state: trusted or started afresh, then marked in progress
+   (flow/state.py);
+5. walk the root (flow/listing.py);
+6. run the engine over the listing, then reconcile the source's rows with
+   what the run declared, and re-process everything once if rows are missing
+   (flow/reconcile.py);
+7. stamp the engine state as trusted;
+8. bring the vectors in line (flow/embedding.py);
+9. count what changed, and report.
+
+Failures (docs/reliability.md), and why each is handled where it is:
+- found by the walk (over the size limit, unreadable, broken symlink,
+  symlink loop): the document is not handed to cocoindex at all, so cocoindex
+  deletes its old rows and forgets it; checked again on every run;
+- a problem of the bytes (invalid UTF-8 with its byte offset, a NUL byte):
+  the per-document function declares no chunk rows and a document row with
+  the error, and returns normally. cocoindex then deletes the old rows itself
+  and memoizes the outcome, so the error is re-reported from the document
+  row on every run until the file (or the recipe) changes; no re-read.
+  (Raising instead would keep the old rows: cocoindex keeps a failing
+  component's rows, and would retry the same bytes forever.)
+- a file that cannot be read when the engine reads it (vanished, replaced by
+  a folder or a FIFO, grown past the limit since the walk): declared the same
+  way (flow/documents.py's DocumentFile), but never trusted as unchanged: the
+  next run reads the file again.
+- anything that raises (a bug): cocoindex keeps the old rows and retries next
+  run; the app's exception handler records it and the reconciliation deletes
+  its chunk rows.
+Every failure is in `IngestReport.failures` (path and cause); the CLI lists
+them and exits 1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from mdchunks import catalog, database, embedding, engine, listing, lock, migrate, reconcile, state
+from mdchunks.errors import MdchunksError, UsageError
+from mdchunks.heading_index.options import options_of
+from mdchunks.ledger import Processed, RunLedger
+from mdchunks.queries import QUERIES
+from mdchunks.reports import IngestReport, failures_of
+from mdchunks.settings import DEFAULT_MAX_DOC_BYTES, Recipe
+
+ProgressFn = engine.ProgressFn
+
+
+def ingest(
+    root: Path | str,
+    *,
+    source: str | None = None,
+    recipe: Recipe | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+    full_reprocess: bool = False,
+    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+    lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
+    progress: ProgressFn | None = None,
+) -> IngestReport:
+    """Bring the rows of `source` in line with the documents under `root`."""
+    started = time.perf_counter()
+    recipe = recipe or Recipe()
+    # 1. the request
+    root_path = listing.check_root(Path(root))
+    source = source if source is not None else catalog.default_source_name(root_path)
+    catalog.check_source_name(source)
+    if max_doc_bytes < 1:
+        raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
+    # 2. the database
+    db = database.resolve(database_url, data_dir)
+    migrate.ensure(db.url)
+    if recipe.embed:  # before any work: the extra, pgvector and the table (flow/embedding.py)
+        embedding.require_extra()
+        with database.connect(db.url) as setup:
+            embedding.ensure_schema(setup)
+    # 3. the source's lock
+    with (
+        database.losing_it_is_unavailable(db.url),
+        lock.source_lock(db.url, source, wait_seconds=lock_wait) as conn,
+    ):
+        catalog.remember(
+            conn, source=source, root=root_path, recipe=recipe, max_doc_bytes=max_doc_bytes
+        )
+        # 4. the engine state
+        state_dir = state.state_dir_for(db, conn, source)
+        state_reset = not state.trust(conn, source, state_dir)
+        state.distrust(conn, source)
+        # 5. the walk
+        found = listing.walk(root_path, recipe.suffixes, max_doc_bytes)
+        window = reconcile.begin(conn, source)
+        # 6. the engine, then the reconciliation (healing lost state once)
+        run_engine = _engine_runner(
+            db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn)
+        )
+        ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes)
+        stats, healed = _process_and_reconcile(
+            conn, source, recipe, found, ledger, run_engine, full_reprocess
+        )
+        # 7. trusted again
+        state.stamp(conn, source, state_dir)
+        # 8. vectors follow the reconciled chunks (embed off: the source's go)
+        vectors = embedding.sync(conn, source, recipe.embed)
+        # 9. what changed
+        written = reconcile.rows_written(conn, source, window)
+        deleted = reconcile.rows_deleted(conn, source, window)
+        recorded = reconcile.recorded_failures(conn, source)
+        totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
+    chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
+
+    failures = failures_of(found, ledger, recorded)
+    failed_paths = {failure.rel_path for failure in failures}
+    processed = sum(
+        1
+        for rel in ledger.processed
+        if rel not in failed_paths and ledger.processed[rel].error is None
+    )
+    mounted = found.rel_paths
+    unchanged = sum(1 for rel in mounted if rel not in ledger.processed and rel not in failed_paths)
+    return IngestReport(
+        source=source,
+        root=root_path,
+        database=db.display,
+        recipe=recipe.fingerprint(),
+        recipe_description=recipe.describe(),
+        documents=len(found.entries) + len(found.skipped),
+        processed=processed,
+        unchanged=unchanged,
+        removed=stats.deleted,
+        failures=failures,
+        rows_written=written,
+        rows_deleted=deleted,
+        rows_total=int(chunks_total),
+        bytes_processed=ledger.processed_bytes,
+        seconds=time.perf_counter() - started,
+        healed=healed,
+        state_reset=state_reset,
+        state_dir=state_dir,
+        engine_stats=stats,
+        chunker=recipe.chunker,
+        merges=ledger.merges,
+        breadcrumb_truncations=ledger.breadcrumb_truncations,
+        merges_total=int(merges_total),
+        breadcrumb_truncations_total=int(truncations_total),
+        embed_model=recipe.embed,
+        vectors_written=vectors.written,
+        vectors_deleted=vectors.deleted,
+        vectors_total=vectors.total,
+        embed_seconds=vectors.seconds,
+    )
+
+
+def _process_and_reconcile(
+    conn: psycopg.Connection,
+    source: str,
+    recipe: Recipe,
+    found: listing.Listing,
+    ledger: RunLedger,
+    run_engine: Callable[[RunLedger, bool], engine.EngineStats],
+    full_reprocess: bool,
+) -> tuple[engine.EngineStats, bool]:
+    """Phase 6: the engine over the listing, then the source's rows made to
+    equal what the run declared. Documents with missing rows mean the engine
+    state does not describe this database: everything is re-processed once
+    (`healed`). `ledger` ends up holding every outcome of the run."""
+    stats = run_engine(ledger, full_reprocess)
+    result = reconcile.reconcile(
+        conn,
+        source=source,
+        recipe=recipe.fingerprint(),
+        mounted=found.rel_paths,
+        raised=list(ledger.raised),
+        processed=ledger.processed.values(),
+    )
+    healed = False
+    if result.missing and not full_reprocess:
+        healed = True
+        heal_ledger = RunLedger(listing=found, max_doc_bytes=ledger.max_doc_bytes)
+        stats = stats + run_engine(heal_ledger, True)
+        ledger.processed.update(heal_ledger.processed)
+        ledger.raised = heal_ledger.raised
+        result = reconcile.reconcile(
+            conn,
+            source=source,
+            recipe=recipe.fingerprint(),
+            mounted=found.rel_paths,
+            raised=list(ledger.raised),
+            processed=heal_ledger.processed.values(),
+        )
+    if result.missing:
+        shown = ", ".join(result.missing[:5]) + (" …" if len(result.missing) > 5 else "")
+        raise MdchunksError(
+            f"{len(result.missing)} documents of source {source!r} still miss rows "
+            "after a full "
+            f"re-process ({shown}); is another tool writing to content_chunks?"
+        )
+    return stats, healed
+
+
+def watch(
+    root: Path | str,
+    *,
+    source: str | None = None,
+    recipe: Recipe | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+    lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
+    on_change: Callable[[str], None] | None = None,
+) -> None:
+    """Keep the source's rows current while files change, until Ctrl-C.
+
+    Run `ingest` first (the CLI's `--live` does): it catches up and reconciles;
+    from then on cocoindex's live walk processes each change as it happens
+    (its engine state is current, so it keeps the chunk rows exact by
+    itself). The document rows of what it processed are written at each change
+    it reports, and those of deleted files removed; the source's state is
+    trusted again only when the watch ends cleanly (`state.distrust`).
+    """
+    recipe = recipe or Recipe()
+    root_path = listing.check_root(Path(root))
+    source = source if source is not None else catalog.default_source_name(root_path)
+    db = database.resolve(database_url, data_dir)
+    migrate.ensure(db.url)
+    with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn:
+        state_dir = state.state_dir_for(db, conn, source)
+        state.distrust(conn, source)
+        ledger = RunLedger(
+            listing=listing.Listing(root=root_path), max_doc_bytes=max_doc_bytes, live=True
+        )
+        seen_failures: set[str] = set()
+        shown: list[tuple[int, int, int]] = [(0, 0, 0)]
+        written: dict[str, Processed] = {}  # rel_path -> the outcome its document row has
+        deletions = [0]  # files the engine has deleted so far
+
+        def write_documents(*, forget_gone: bool) -> None:
+            fresh = [o for rel, o in ledger.processed.items() if written.get(rel) is not o]
+            with conn.transaction():
+                reconcile.record_documents(
+                    conn, source=source, recipe=recipe.fingerprint(), processed=fresh
+                )
+                if forget_gone:
+                    reconcile.forget_gone_documents(conn, source, root_path)
+            written.update((o.rel_path, o) for o in fresh)
+
+        def changed(stats: engine.EngineStats) -> None:
+            write_documents(forget_gone=stats.deleted != deletions[0])
+            deletions[0] = stats.deleted
+            if recipe.embed:
+                # Vectors follow each change the engine reports (rows still being
+                # written are embedded at the next change, or the next ingest).
+                embedding.sync(conn, source, recipe.embed)
+            if on_change is None:
+                return
+            counts = (stats.added, stats.reprocessed, stats.deleted)
+            if counts != shown[-1]:
+                shown.append(counts)
+                on_change(
+                    f"live: {stats.added} added, {stats.reprocessed} changed, "
+                    f"{stats.deleted} removed since the watch began"
+                )
+            for rel_path, cause in sorted(ledger.raised.items()):
+                if rel_path not in seen_failures:
+                    seen_failures.add(rel_path)
+                    on_change(f"failed: {rel_path}: {cause}")
+            for rel_path, outcome in sorted(ledger.processed.items()):
+                if outcome.error and rel_path not in seen_failures:
+                    seen_failures.add(rel_path)
+                    on_change(f"failed: {rel_path}: {outcome.error}")
+
+        # Ctrl-C (KeyboardInterrupt) or SIGTERM (a cancellation) ends the watch.
+        with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
+            asyncio.run(
+                engine.run_live(
+                    database_url=db.url,
+                    root=root_path,
+                    state_dir=state_dir,
+                    source=source,
+                    recipe=recipe,
+                    run=ledger,
+                    on_change=changed,
+                )
+            )
+        write_documents(forget_gone=True)
+        state.stamp(conn, source, state_dir)
+
+
+def backfill(
+    *,
+    source: str | None = None,
+    embed: bool | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+    full_reprocess: bool = False,
+    lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
+    progress: ProgressFn | None = None,
+    **recipe_changes: Any,
+) -> list[IngestReport]:
+    """Re-process the documents of a source (default: every source) under the
+    recipe it was last ingested with, changed by `recipe_changes` (any recipe
+    option the CLI offers, e.g. `chunk_size=1500, headings=True`; None keeps
+    it), and with the heading index of the code that runs now. Files are only
+    read. Every document whose rows were made by another recipe is
+    re-processed; when the recipe is the same, nothing is (pass
+    `full_reprocess` to force it)."""
+    offered = {name for name, _, info in options_of(Recipe) if info.cli}
+    unknown = sorted(set(recipe_changes) - offered)
+    if unknown:
+        raise TypeError(f"backfill() got unknown recipe options: {', '.join(unknown)}")
+    db = database.resolve(database_url, data_dir)
+    migrate.ensure(db.url)
+    with database.connect(db.url) as conn:
+        if source is None:
+            records = catalog.all_sources(conn)
+            if not records:
+                raise UsageError(
+                    "nothing to backfill: no source has been ingested into this database"
+                )
+        else:
+            record = catalog.lookup(conn, source)
+            if record is None:
+                known = ", ".join(r.source for r in catalog.all_sources(conn)) or "none"
+                raise UsageError(f"unknown source {source!r} (known sources: {known})")
+            records = [record]
+    reports = []
+    for record in records:
+        try:
+            recipe = record.recipe.with_options(**recipe_changes)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if embed is not None:  # None: as last ingested
+            recipe = dataclasses.replace(recipe, embed=embedding.MODEL_NAME if embed else None)
+        if not record.root.is_dir():
+            raise UsageError(
+                f"the folder of source {record.source!r}, {record.root}, is gone; "
+                f"ingest its new location with --source {record.source}"
+            )
+        reports.append(
+            ingest(
+                record.root,
+                source=record.source,
+                recipe=recipe,
+                database_url=db.url,
+                data_dir=db.data_dir,
+                full_reprocess=full_reprocess,
+                max_doc_bytes=record.max_doc_bytes,
+                lock_wait=lock_wait,
+                progress=progress,
+            )
+        )
+    return reports
+
+
+def _engine_runner(
+    db: database.Database,
+    root: Path,
+    state_dir: Path,
+    source: str,
+    recipe: Recipe,
+    progress: ProgressFn | None,
+    alive: engine.AliveFn | None = None,
+) -> Callable[[RunLedger, bool], engine.EngineStats]:
+    def run(ledger: RunLedger, full_reprocess: bool) -> engine.EngineStats:
+        return asyncio.run(
+            engine.run_once(
+                database_url=db.url,
+                root=root,
+                state_dir=state_dir,
+                source=source,
+                recipe=recipe,
+                run=ledger,
+                full_reprocess=full_reprocess,
+                progress=progress,
+                alive=alive,
+            )
+        )
+
+    return run
+
+
+def _alive_check(db: database.Database, conn: psycopg.Connection) -> engine.AliveFn:
+    """Raises when the connection holding the source's lock is gone (and the lock
+    with it): the engine then stops the run instead of retrying its writes."""
+
+    def alive() -> None:
+        try:
+            conn.execute("SELECT 1")
+        except psycopg.Error as exc:
+            if database.is_connection_loss(exc) or conn.broken:
+                raise database.lost(db.url, exc) from None
+            raise
+
+    return alive

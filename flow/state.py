@@ -1,0 +1,73 @@
+"""The trusted engine state of a source (docs/reliability.md).
+
+cocoindex trusts its memos; mdchunks trusts a source's engine state only
+while it is the one that made the source's rows. These are the three steps
+of that protocol, in the order a run takes them: `trust` (keep the state or
+start afresh), `distrust` (an in-progress mark before the engine starts) and
+`stamp` (a new token after a successful run).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import psycopg
+from mdchunks import catalog, database
+
+
+def state_dir_for(db: database.Database, conn: psycopg.Connection, source: str) -> Path:
+    """`<data dir>/state/<source>-<hash>`: bound to this database and source."""
+    key = database.identity_hash(database.identity(conn) + "\0" + source)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", source)[:40].strip("._") or "source"
+    return db.data_dir / "state" / f"{slug}-{key}"
+
+
+STATE_TOKEN_FILE = "mdchunks-state-token"
+RUN_IN_PROGRESS = "running:"  # a token no state dir carries: the run did not finish
+
+
+def trust(conn: psycopg.Connection, source: str, state_dir: Path) -> bool:
+    """Keep the engine state only if it is the one that made the source's rows.
+
+    cocoindex trusts its memos: a document whose file matches the memo is not
+    processed, whatever its rows say. A memo describes the rows of the run
+    that wrote it; if another run wrote the source since (from another data
+    dir: another machine, another role's state dir) or the database or the
+    state was restored, a file edited back to an earlier version would keep
+    the other run's rows forever. So each successful run writes a new random
+    token to the source's row and next to its state; when the two differ, the
+    state is deleted and this run processes every document (a first run after
+    an upgrade has neither, and keeps its state). A run replaces the token with
+    an in-progress mark before its engine starts (`distrust`), so the
+    run after a crash finds the mark and processes every document."""
+    path = state_dir / STATE_TOKEN_FILE
+    try:
+        in_state: str | None = path.read_text().strip() or None
+    except FileNotFoundError:
+        in_state = None
+    if catalog.state_token(conn, source) == in_state:
+        return True
+    shutil.rmtree(state_dir, ignore_errors=True)
+    return False
+
+
+def distrust(conn: psycopg.Connection, source: str) -> None:
+    """Before the engine starts: until `stamp`, the source's engine state
+    is not trusted. The engine commits a document's chunk rows before the run
+    writes its document row (flow/reconcile.py); a run killed in between leaves
+    this mark, and the next run starts from an empty state, re-processing every
+    document, instead of trusting memos whose document rows were never written."""
+    catalog.set_state_token(conn, source, f"{RUN_IN_PROGRESS}{uuid.uuid4().hex}")
+
+
+def stamp(conn: psycopg.Connection, source: str, state_dir: Path) -> None:
+    """After a successful run: a new token in the database and next to the state."""
+    token = uuid.uuid4().hex
+    state_dir.mkdir(parents=True, exist_ok=True)
+    staged = state_dir / f"{STATE_TOKEN_FILE}.new"
+    staged.write_text(token + "\n")
+    staged.replace(state_dir / STATE_TOKEN_FILE)
+    catalog.set_state_token(conn, source, token)

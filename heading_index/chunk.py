@@ -1,0 +1,99 @@
+"""`HeadingChunk`, the one chunk type every chunker returns, and the chunker protocol.
+
+A chunker is a plain function over text returning chunks, in the spirit of
+cocoindex's `ops.text`: `chunk(text, index, budget_split, options)`, where
+`index` is `build_index(text)` (None: no heading columns, as for plain text or
+headings off) and `budget_split` is the injected budget splitter (cocoindex's
+`RecursiveSplitter` in the app; this package never imports cocoindex). The
+registry of chunkers is `mdchunks.heading_index.chunkers` (docs/chunkers.md).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from mdchunks.heading_index.model import HeadingIndex
+from mdchunks.heading_index.oversized import BudgetSplit
+
+if TYPE_CHECKING:
+    from mdchunks.heading_index.options import ChunkOptions
+
+
+@dataclass(frozen=True, slots=True)
+class HeadingChunk:
+    """One chunk; its position is its index in the list of its document's chunks."""
+
+    start: int  # code points: text == document[start:end]
+    end: int
+    start_line: int  # 1-based line of its first character
+    end_line: int  # 1-based line of its last character
+    text: str
+    heading_text: str | None  # the three heading fields are None/() together
+    heading_level: int | None
+    heading_path: tuple[str, ...]
+    parent_index: int | None  # position of the chunk opening the parent section
+    breadcrumb: str | None  # `A > B > C` within the budget; None exactly when the path is empty
+    embed_text: str  # what to embed: the breadcrumb, a blank line, the text
+    heading_start: int | None = None  # where the heading the columns name starts
+
+
+@dataclass(frozen=True, slots=True)
+class Chunking:
+    """A chunker's answer for one document."""
+
+    chunks: tuple[HeadingChunk, ...]
+    merges: int = 0  # sections folded into an earlier section's chunk (structure chunker)
+    breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
+
+
+class Chunker(Protocol):
+    """One way of placing chunk boundaries (docs/chunkers.md)."""
+
+    @property
+    def name(self) -> str: ...  # what `--chunker` and the recipe call it
+
+    @property
+    def version(self) -> str | None: ...  # bump on any change that can change a chunk
+
+    @property
+    def description(self) -> str: ...
+
+    # Whether chunk text starts after a heading's lines (the heading is in the
+    # breadcrumb instead): the harness's `aligned` counts body starts for it.
+    @property
+    def leaves_heading_lines_out(self) -> bool: ...
+
+    # Harness variants: (mode name, option changes) the evaluation compares.
+    @property
+    def modes(self) -> Sequence[tuple[str, dict[str, object]]]: ...
+
+    def chunk(
+        self,
+        text: str,
+        index: HeadingIndex | None,
+        budget_split: BudgetSplit,
+        options: ChunkOptions,
+    ) -> Chunking: ...
+
+
+class LineNumbers:
+    """1-based line numbers of code-point offsets, by bisect over the line starts."""
+
+    def __init__(self, text: str) -> None:
+        starts = [0]
+        find = text.find
+        at = find("\n")
+        while at >= 0:
+            starts.append(at + 1)
+            at = find("\n", at + 1)
+        self._starts = starts
+
+    def of(self, offset: int) -> int:
+        return bisect_right(self._starts, offset)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Lines of the first and the last character of `[start, end)`."""
+        return self.of(start), self.of(max(start, end - 1))

@@ -1,0 +1,208 @@
+"""The plugin face (docs/plugin.md): mdchunks inside a host's own cocoindex app.
+
+Real PostgreSQL, real cocoindex runs in subprocesses (a host's process: its
+own engine state, its own context keys).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import mdchunks
+import mdchunks.heading_index
+import psycopg
+import pytest
+from conftest import Ingest
+from mdchunks.heading_index.chunkers import CHUNKERS
+from mdchunks.heading_index.options import ChunkOptions
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "chunks_with_word_count.py"
+COLUMNS = (
+    "id, rel_path, position, char_start, char_end, text, heading_text, heading_level, "
+    "heading_path, parent_chunk_id, breadcrumb, embed_text, recipe"
+)
+
+
+def _host_env(database_url: str, state: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "RUST_LOG"}
+    env.update(
+        DATABASE_URL=database_url,
+        COCOINDEX_DB=str(state),
+        COCOINDEX_DISABLE_USAGE_TRACKING="1",
+    )
+    return env
+
+
+def test_the_example_app_writes_the_clis_rows_plus_its_own_column(
+    docs: Path, ingest: Ingest, database_url: str, tmp_path: Path
+) -> None:
+    assert len(EXAMPLE.read_text().splitlines()) <= 75  # "about 60 lines" of app
+    assert ingest(docs).ok
+    env = _host_env(database_url, tmp_path / "host-state")
+    subprocess.run(
+        [sys.executable, str(EXAMPLE), str(docs)], env=env, check=True, capture_output=True
+    )
+    with psycopg.connect(database_url) as conn:
+        cli_rows = conn.execute(
+            f"SELECT {COLUMNS} FROM content_chunks WHERE source = 'docs' ORDER BY 2, 3"
+        ).fetchall()
+        host_rows = conn.execute(
+            f"SELECT {COLUMNS}, word_count FROM doc_chunks ORDER BY 2, 3"
+        ).fetchall()
+        # Only .md files for the example; the docs fixture has nothing else.
+    assert len(cli_rows) > 20
+    assert [row[:-1] for row in host_rows] == cli_rows
+    assert all(row[-1] == len(row[5].split()) for row in host_rows)
+    # Again: nothing changed, so the host's memo skips every file (no row rewritten).
+    with psycopg.connect(database_url) as conn:
+        before = conn.execute("SELECT id, xmin::text FROM doc_chunks ORDER BY id").fetchall()
+    subprocess.run(
+        [sys.executable, str(EXAMPLE), str(docs)], env=env, check=True, capture_output=True
+    )
+    with psycopg.connect(database_url) as conn:
+        after = conn.execute("SELECT id, xmin::text FROM doc_chunks ORDER BY id").fetchall()
+    assert after == before
+
+
+_HOST = textwrap.dedent(
+    """
+    import asyncio, json, pathlib, sys
+    import mdchunks.heading_index as index
+    if sys.argv[2] != "-":  # what an upgrade of mdchunks with new heading logic looks like
+        index.HEADING_INDEX_VERSION = sys.argv[2]
+    import asyncpg, cocoindex as coco
+    from cocoindex.connectors import localfs
+    import mdchunks
+
+    DB = coco.ContextKey[asyncpg.Pool]("host_db")
+    DOCS = coco.ContextKey[pathlib.Path]("host_docs")
+
+    @coco.lifespan
+    async def lifespan(builder):
+        async with asyncpg.create_pool(sys.argv[3]) as pool:
+            builder.provide(DB, pool)
+            builder.provide(DOCS, pathlib.Path(sys.argv[1]))
+            yield
+
+    @coco.fn
+    async def app_main():
+        table = await mdchunks.mount_chunk_table(DB, "host_chunks")
+        files = localfs.walk_dir(DOCS, recursive=True)
+        await coco.mount_each(mdchunks.process_markdown_file, files.items(), table, "docs")
+
+    app = coco.App(coco.AppConfig(name="Host"), app_main)
+
+    async def main():
+        async with coco.runtime():
+            handle = app.update()
+            await handle.result()
+            group = handle.stats().by_component["process_markdown_file"]
+            print(json.dumps({"adds": group.num_adds, "reprocessed": group.num_reprocesses,
+                              "unchanged": group.num_unchanged}))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_hosts_memo_re_runs_when_our_logic_changes(
+    docs: Path, database_url: str, tmp_path: Path
+) -> None:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.chunk_table_sql("host_chunks"))
+    script = tmp_path / "host.py"
+    script.write_text(_HOST)
+    env = _host_env(database_url, tmp_path / "host-state")
+    documents = len(list(docs.rglob("*.md")))
+
+    def run(version: str) -> dict[str, int]:
+        done = subprocess.run(
+            [sys.executable, str(script), str(docs), version, database_url],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert run("-") == {"adds": documents, "reprocessed": 0, "unchanged": 0}
+    assert run("-") == {"adds": 0, "reprocessed": 0, "unchanged": documents}
+    # The same mdchunks with another heading index version: every file again.
+    assert run("upgraded") == {"adds": 0, "reprocessed": documents, "unchanged": 0}
+    assert run("upgraded")["unchanged"] == documents
+    with psycopg.connect(database_url) as conn:
+        (rows,) = conn.execute("SELECT count(*) FROM host_chunks").fetchone() or (0,)
+    assert rows > documents
+
+
+def _relation_shape(conn: psycopg.Connection, table: str) -> dict[str, object]:
+    columns = conn.execute(
+        "SELECT column_name, data_type, udt_name, is_nullable, column_default, "
+        "generation_expression FROM information_schema.columns WHERE table_name = %s "
+        "ORDER BY column_name",
+        [table],
+    ).fetchall()
+    constraints = conn.execute(
+        "SELECT replace(conname, %s, ''), pg_get_constraintdef(oid), convalidated "
+        "FROM pg_constraint WHERE conrelid = %s::regclass ORDER BY 1",
+        [table, table],
+    ).fetchall()
+    indexes = conn.execute(
+        "SELECT replace(replace(indexdef, indexname, ''), tablename, '') FROM pg_indexes "
+        "WHERE tablename = %s ORDER BY 1",
+        [table],
+    ).fetchall()
+    return {"columns": columns, "constraints": constraints, "indexes": indexes}
+
+
+def test_the_hosts_table_sql_is_content_chunks_under_another_name(
+    ingest: Ingest, docs: Path, database_url: str
+) -> None:
+    ingest(docs)  # applies our migrations
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.chunk_table_sql("host_chunks"))
+        ours = _relation_shape(conn, "content_chunks")
+        theirs = _relation_shape(conn, "host_chunks")
+    # A constraint that migrations added NOT VALID to an older table is valid
+    # in a fresh host table.
+    ours["constraints"] = [
+        (name, str(definition).removesuffix(" NOT VALID"), True)
+        for name, definition, _ in ours["constraints"]  # type: ignore[attr-defined]
+    ]
+    assert theirs == ours
+
+
+@pytest.mark.parametrize("chunker", sorted(CHUNKERS))
+def test_split_markdown_chunks_know_their_lines_and_parents(chunker: str) -> None:
+    text = (ROOT / "sample" / "ch08-02-strings.md").read_text()
+    chunks = mdchunks.split_markdown(
+        text, ChunkOptions(chunker=chunker, chunk_size=600, min_chunk_size=300, chunk_overlap=60)
+    )
+    assert len(chunks) > 10
+    headings = {
+        heading.start: heading for heading in mdchunks.heading_index.build_index(text).headings
+    }
+    for position, chunk in enumerate(chunks):
+        assert chunk.text == text[chunk.start : chunk.end]
+        assert chunk.start_line == text.count("\n", 0, chunk.start) + 1
+        assert chunk.end_line == text.count("\n", 0, max(chunk.start, chunk.end - 1)) + 1
+        assert chunk.parent_index is None or chunk.parent_index < position
+        assert (chunk.breadcrumb is None) == (not chunk.heading_path)
+        if chunk.heading_start is not None:
+            named = headings[chunk.heading_start]
+            assert (named.text, named.level) == (chunk.heading_text, chunk.heading_level)
+    assert any(chunk.parent_index is not None for chunk in chunks)
+
+
+def test_chunk_options_validate_like_the_cli() -> None:
+    with pytest.raises(ValueError, match="chunk size must be at least 1 byte"):
+        ChunkOptions(chunk_size=0)
+    with pytest.raises(ValueError, match=r"unknown chunker 'semantic' \(known: recursive"):
+        ChunkOptions(chunker="semantic")
+    assert mdchunks.recipe_of(ChunkOptions()) == mdchunks.Recipe().fingerprint()
