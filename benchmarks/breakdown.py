@@ -11,8 +11,8 @@ Measured, not estimated:
   run, the reconciliation, the end (state stamp and counts);
 - inside the engine run, the CPU time of each step on whatever thread runs
   it (`time.thread_time`, exclusive of the steps nested in it): read, split,
-  index (`build_index`), assign, rows (the row building around them, and the
-  content hash);
+  index (`build_index`), assign, rows (the chunker's and the rows' work around
+  them: breadcrumbs, embed texts, ids; and the content hash);
 - engine: the process's CPU time over the engine run (`getrusage`, all
   threads) less those steps: cocoindex's Rust engine, its LMDB state, the
   event loop, asyncpg's side of the writes;
@@ -166,19 +166,23 @@ class Recorder:
 
 def install(recorder: Recorder) -> None:
     """Wrap the flow's steps in this process (module attributes looked up at call time)."""
-    from mdchunks import api, app, documents, engine, listing, migrate, reconcile
+    from mdchunks import app, chunking, documents, engine, listing, migrate, reconcile
+    from mdchunks.heading_index import recursive
 
-    class TimedSplitter:
-        def __init__(self, inner: Any) -> None:
-            self._inner = inner
-            self.split = recorder.step("split", inner.split)
+    budget_splits: dict[str | None, Callable[..., Any]] = {}
+    make_budget_split = chunking._budget_split
+
+    def timed_budget_split(language: str | None) -> Callable[..., Any]:
+        if language not in budget_splits:
+            budget_splits[language] = recorder.step("split", make_budget_split(language))
+        return budget_splits[language]
 
     def assign_all(fn: Callable[..., Any]) -> Callable[..., Any]:
         return recorder.step("assign", lambda *a, **k: list(fn(*a, **k)))
 
-    app._SPLITTER = TimedSplitter(app._SPLITTER)  # type: ignore[assignment]
-    app.build_index = recorder.step("index", app.build_index)  # type: ignore[assignment]
-    app.assign = assign_all(app.assign)  # type: ignore[assignment]
+    chunking._budget_split = timed_budget_split  # type: ignore[assignment]
+    chunking.build_index = recorder.step("index", chunking.build_index)  # type: ignore[assignment]
+    recursive.assign = assign_all(recursive.assign)  # type: ignore[assignment]
     app._chunk_and_hash = recorder.step("rows", app._chunk_and_hash)  # type: ignore[assignment]
     documents.DocumentFile._read_sync = recorder.step(  # type: ignore[method-assign]
         "read", documents.DocumentFile._read_sync
@@ -189,7 +193,6 @@ def install(recorder: Recorder) -> None:
     reconcile.reconcile = recorder.sync_phase(  # type: ignore[assignment]
         "reconciliation", reconcile.reconcile
     )
-    del api  # imported so that its own imports are the ones wrapped above
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:

@@ -114,16 +114,17 @@ def job_bare(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_split(spec: dict[str, Any]) -> dict[str, Any]:
-    from mdchunks.app import _SPLITTER
+    from cocoindex.ops.text import RecursiveSplitter
     from mdchunks.settings import Recipe
 
+    splitter = RecursiveSplitter()  # the app's splitter (mdchunks.chunking)
     recipe = Recipe()
     texts = _read_all(spec)
     started = time.perf_counter()
     chunks = 0
     for text in texts:
         chunks += len(
-            _SPLITTER.split(
+            splitter.split(
                 text,
                 recipe.chunk_size,
                 min_chunk_size=recipe.min_chunk_size,

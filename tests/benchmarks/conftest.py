@@ -24,9 +24,10 @@ def tiny_corpora(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         target.write_bytes(path.read_bytes())
     pages = root / "tldr"
     pages.mkdir(parents=True)
-    for k in range(12):
+    for k in range(60):  # about 20 KB: the index stage rounds sizes to 10 KB
+        examples = "".join(f"- Run it, way {j}:\n\n`tool{k} --way {j}`\n\n" for j in range(4))
         (pages / f"tool{k}.md").write_text(
-            f"# tool{k}\n\n> Does thing {k}.\n\n- Run it:\n\n`tool{k} --now`\n", encoding="utf-8"
+            f"# tool{k}\n\n> Does thing {k}.\n\n{examples}", encoding="utf-8"
         )
     monkeypatch.setattr(corpora, "SHARED_CORPORA", root)
     return root
