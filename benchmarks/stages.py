@@ -60,6 +60,52 @@ def stage_index(ctx: Context) -> list[Figure]:
                 ),
             )
         )
+    figures.extend(_chunker_figures(ctx, texts(ctx.corpus("rust-book"))))
+    return figures
+
+
+def _chunker_figures(ctx: Context, documents: list[str]) -> list[Figure]:
+    """Every registered chunker, whole (index, split, columns, breadcrumbs), next
+    to the bare markdown split of the same texts."""
+    import time
+
+    from cocoindex.ops.text import RecursiveSplitter
+    from mdchunks.chunking import chunk_markdown
+    from mdchunks.heading_index.chunkers import CHUNKERS
+    from mdchunks.heading_index.options import ChunkOptions
+
+    splitter = RecursiveSplitter()
+
+    def timed(run: Callable[[], object]) -> float:
+        runs = []
+        for _ in range(ctx.plan.repeats):
+            started = time.perf_counter()
+            run()
+            runs.append(time.perf_counter() - started)
+        return median(runs)
+
+    def split_all() -> None:
+        for text in documents:
+            splitter.split(text, 2000, min_chunk_size=1000, chunk_overlap=200, language="markdown")
+
+    split_seconds = timed(split_all)
+    figures = []
+    for name in CHUNKERS:
+        options = ChunkOptions(chunker=name)
+        log(f"chunker {name} vs splitter on rust-book")
+        seconds = timed(lambda o=options: [chunk_markdown(t, o) for t in documents])
+        figures.append(
+            Figure(
+                stage="1 index",
+                case=f"rust-book, chunker {name}",
+                measure=f"s, median of {ctx.plan.repeats}; ratio = time",
+                ours=seconds,
+                baseline=split_seconds,
+                baseline_name="splitter",
+                ratio=seconds / split_seconds if split_seconds else math.inf,
+                note="no target; the whole chunker: index, split, columns, breadcrumbs",
+            )
+        )
     return figures
 
 

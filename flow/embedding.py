@@ -174,7 +174,11 @@ def ensure_schema(conn: psycopg.Connection, *, extension: str = EXTENSION) -> No
         )
     from mdchunks.migrate import _advisory_lock
 
-    sql = resources.files("migrations").joinpath("optional", f"{TABLE}.sql").read_text("utf-8")
+    sql = (
+        resources.files("mdchunks.migrations")
+        .joinpath("optional", f"{TABLE}.sql")
+        .read_text("utf-8")
+    )
     try:
         with _advisory_lock(conn), conn.transaction():
             conn.execute(sql)

@@ -242,5 +242,5 @@ def _no_host_lookups() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _migrations_dir() -> Iterator[Path]:
-    with resources.as_file(resources.files("migrations")) as folder:
+    with resources.as_file(resources.files("mdchunks.migrations")) as folder:
         yield Path(folder)

@@ -147,6 +147,19 @@ def test_everything_imports_the_product_by_its_one_name() -> None:
     for folder in ("flow", "heading_index", "migrations", "spikes", "benchmarks", "tests"):
         found = _top_levels(_imported_modules(ROOT / folder)) & folder_names
         assert not found, f"{folder}/ imports {sorted(found)} instead of mdchunks.*"
+        # Nor by name at run time: importlib.resources.files("migrations"),
+        # importlib.import_module("flow.x"), which only a checkout can resolve.
+        for source in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(source.read_text(), str(source))):
+                if not (isinstance(node, ast.Call) and node.args):
+                    continue
+                name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+                first = node.args[0]
+                if name in {"files", "as_file", "import_module"} and isinstance(
+                    first, ast.Constant
+                ):
+                    top = str(first.value).split(".")[0]
+                    assert top not in folder_names, f"{source}:{node.lineno} names {first.value}"
 
 
 def test_ruff_is_clean() -> None:

@@ -38,6 +38,10 @@ def test_quick_index_and_memory_stages(
     assert code == 0
     printed = capsys.readouterr().out
     assert "| stage" in printed and "versions: mdchunks" in printed
+    # Every registered chunker is timed (the registry is the one list).
+    from mdchunks.heading_index.chunkers import CHUNKERS
+
+    assert all(f"chunker {name}" in printed for name in CHUNKERS)
 
     results = json.loads((tmp_path / "results" / "quick.json").read_text())
     figures = results["figures"]
