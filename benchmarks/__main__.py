@@ -3,7 +3,8 @@
     COCOINDEX_DISABLE_USAGE_TRACKING=1 .venv/bin/python -m benchmarks
     .venv/bin/python -m benchmarks --quick --only index,memory
 
-A full run takes about 20 minutes on 2 cores; `--quick` uses small corpora
+A full run takes about 35 minutes on 2 cores (stages 7 and 8, the peer
+and the breakdown, about 10 of them: `--only peer,breakdown`); `--quick` uses small corpora
 and one run per figure (a smoke test, its figures mean little). Results go
 to `benchmarks/results/` (`--out`): `<plan>.json` and `<plan>.txt`.
 """
