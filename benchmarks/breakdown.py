@@ -55,18 +55,21 @@ def process_age() -> float:
     return uptime - started
 
 
-def server_cpu(postmaster: int, settle_seconds: float = 1.0) -> float:
+def server_cpu(postmaster: int, settle_seconds: float = 10.0) -> float:
     """CPU seconds of a PostgreSQL server so far: the postmaster's own, those of
     the children it reaped, and those of its live children.
 
-    A child that has exited but is not yet reaped (a zombie: a backend whose
-    client just disconnected) shows only part of its CPU time, and the
-    postmaster's total gets it only once it reaps it: so the reading waits
-    (briefly) until no child is a zombie."""
+    Read so that no backend is lost in between: a child that has exited but is
+    not yet reaped (a zombie: a backend whose client just disconnected) shows
+    only part of its time, and one reaped during the scan of /proc would be in
+    neither the postmaster's total nor the scan. So the reading is retried
+    until the postmaster reaped nothing during it and no child is a zombie
+    (backends exit just as a run's pool closes; on a loaded machine reaping
+    them was seen to take over a second)."""
     deadline = time.monotonic() + settle_seconds
     while True:
-        fields = _stat_fields(postmaster)
-        ticks = sum(int(fields[k]) for k in (11, 12, 13, 14))  # utime stime cutime cstime
+        before = _stat_fields(postmaster)
+        children = 0
         zombies = False
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
@@ -75,27 +78,34 @@ def server_cpu(postmaster: int, settle_seconds: float = 1.0) -> float:
                 child = _stat_fields(int(entry.name))
                 if int(child[1]) == postmaster:  # field 4: ppid
                     zombies = zombies or child[0] in ("Z", "X")  # field 3: state
-                    ticks += int(child[11]) + int(child[12])
-        if not zombies or time.monotonic() > deadline:
-            return ticks / _TICKS
+                    children += int(child[11]) + int(child[12])  # utime, stime
+        after = _stat_fields(postmaster)
+        reaped = before[13:15] != after[13:15]  # cutime, cstime moved during the scan
+        if not (zombies or reaped) or time.monotonic() > deadline:
+            own = sum(int(after[k]) for k in (11, 12, 13, 14))  # utime stime cutime cstime
+            return (own + children) / _TICKS
         time.sleep(0.005)
 
 
 def postmaster_of(database_url: str) -> int | None:
-    """The pid of the server's postmaster (the parent of our backend), or None
-    when the server is not a process of this machine (a container, a remote
-    host): then the server's CPU is not measured."""
+    """The pid of the server's postmaster, or None when the server is not a
+    process of this machine (a container, a remote host): then the server's
+    CPU is not measured. Read from `postmaster.pid` in its data directory,
+    checked against the parent of our own backend."""
     import psycopg
 
     with psycopg.connect(database_url, autocommit=True) as conn:
-        row = conn.execute("SELECT pg_backend_pid()").fetchone()
-    assert row is not None
-    try:
-        if Path(f"/proc/{row[0]}/comm").read_text().strip() != "postgres":
+        row = conn.execute(
+            "SELECT pg_backend_pid(), current_setting('data_directory')"
+        ).fetchone()
+        assert row is not None
+        backend, data_directory = int(row[0]), str(row[1])
+        try:
+            pid = int(Path(data_directory, "postmaster.pid").read_text().split()[0])
+            parent = int(_stat_fields(backend)[1])
+        except (OSError, ValueError, IndexError):
             return None
-        return int(_stat_fields(int(row[0]))[1])
-    except (OSError, ValueError):
-        return None
+    return pid if pid == parent else None
 
 
 @dataclass
@@ -105,6 +115,7 @@ class Recorder:
     postmaster: int | None
     step_cpu: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STEPS, 0.0))
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
+    settled: float = 0.0  # seconds spent waiting for the server's backends to be reaped
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)
 
@@ -127,17 +138,22 @@ class Recorder:
         return timed
 
     def snapshot(self) -> dict[str, float]:
+        """Marks of now. The server's is read last: it may wait for backends
+        to be reaped, time that belongs to no phase (the instrumented run's
+        only overhead; stage 7's whole runs are not instrumented)."""
         with self._lock:
             steps = sum(self.step_cpu.values())
-        return {
-            "wall": time.perf_counter(),
-            "cpu": process_cpu(),
-            "steps": steps,
-            "server": 0.0 if self.postmaster is None else server_cpu(self.postmaster),
-        }
+        marks = {"wall": time.perf_counter(), "cpu": process_cpu(), "steps": steps}
+        marks["settle"] = self.settled  # waits so far, taken out of the phases' walls
+        started = time.perf_counter()
+        marks["server"] = 0.0 if self.postmaster is None else server_cpu(self.postmaster)
+        self.settled += time.perf_counter() - started
+        return marks
 
     def record(self, name: str, before: dict[str, float], after: dict[str, float]) -> None:
-        self.phases[name] = {key: after[key] - before[key] for key in before}
+        phase = {key: after[key] - before[key] for key in before}
+        phase["wall"] -= phase.pop("settle")
+        self.phases[name] = phase
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -225,6 +241,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         "ingest_cpu": phases["ingest"]["cpu"],
         "server_cpu": {name: phase["server"] for name, phase in phases.items()},
         "server_measured": recorder.postmaster is not None,
+        "postmaster": recorder.postmaster,
         "rows": report.rows_total,
         "documents": report.documents,
         "failed": report.failed,
