@@ -95,9 +95,7 @@ def postmaster_of(database_url: str) -> int | None:
     import psycopg
 
     with psycopg.connect(database_url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT pg_backend_pid(), current_setting('data_directory')"
-        ).fetchone()
+        row = conn.execute("SELECT pg_backend_pid(), current_setting('data_directory')").fetchone()
         assert row is not None
         backend, data_directory = int(row[0]), str(row[1])
         try:
