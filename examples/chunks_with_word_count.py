@@ -1,9 +1,6 @@
-"""Heading-aware chunks of a markdown folder, in a table of your own (mdchunks as a plugin).
+"""mdchunks as a plugin: heading-aware chunks in a table of your own, with a column of your own.
 
-    DATABASE_URL=postgresql://user:pass@host/db python examples/chunks_with_word_count.py DOCS
-
-Walk markdown files -> `mdchunks.split_markdown` -> rows with our uuid5 ids and
-one column of this app's own (`word_count`) -> PostgreSQL `doc_chunks`.
+DATABASE_URL=postgresql://user:pass@host/db python examples/chunks_with_word_count.py DOCS
 """
 
 from __future__ import annotations
@@ -19,12 +16,12 @@ import cocoindex as coco
 import mdchunks
 from cocoindex.connectors import localfs, postgres
 from cocoindex.resources.file import FileLike, PatternFilePathMatcher
+from mdchunks import split_markdown  # at the top: cocoindex then knows its logic
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "postgresql://localhost/postgres")
 TABLE_NAME = "doc_chunks"
 PG_DB = coco.ContextKey[asyncpg.Pool]("word_count_db")
 DOCS = coco.ContextKey[pathlib.Path]("word_count_docs")  # file paths are relative to it
-OPTIONS = mdchunks.ChunkOptions()  # the `mdchunks` command's defaults
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,24 +32,24 @@ class DocChunk(mdchunks.ChunkRow):
 @coco.lifespan
 async def coco_lifespan(builder: coco.EnvironmentBuilder) -> AsyncIterator[None]:
     async with asyncpg.create_pool(DATABASE_URL) as pool:
-        async with pool.acquire() as conn:  # this app's own "migration"
-            if await conn.fetchval("SELECT to_regclass($1)", TABLE_NAME) is None:
-                await conn.execute(mdchunks.chunk_table_sql(TABLE_NAME))
-                await conn.execute(f"ALTER TABLE {TABLE_NAME} ADD COLUMN word_count bigint")
+        if await pool.fetchval("SELECT to_regclass($1)", TABLE_NAME) is None:  # our "migration"
+            await pool.execute(mdchunks.chunk_table_sql(TABLE_NAME))
+            await pool.execute(f"ALTER TABLE {TABLE_NAME} ADD COLUMN word_count bigint")
         builder.provide(PG_DB, pool)
         builder.provide(DOCS, pathlib.Path(sys.argv[1]).resolve())
         yield
 
 
 @coco.fn(memo=True)
-async def process_file(file: FileLike, table: postgres.TableTarget[DocChunk]) -> None:
-    text = mdchunks.decode_document(await file.read())
-    chunks = mdchunks.split_markdown(text, OPTIONS)
+async def process_file(
+    file: FileLike, table: postgres.TableTarget[DocChunk], options: mdchunks.ChunkOptions
+) -> None:
+    chunks = split_markdown(mdchunks.document_text(await file.read()), options)
     for row in mdchunks.chunk_rows(
         chunks,
         source="docs",
         rel_path=file.file_path.path.as_posix(),
-        recipe=mdchunks.recipe_of(OPTIONS),
+        recipe=mdchunks.recipe_of(options),
         row_type=DocChunk,
         extra=lambda chunk: {"word_count": len(chunk.text.split())},
     ):
@@ -60,14 +57,15 @@ async def process_file(file: FileLike, table: postgres.TableTarget[DocChunk]) ->
 
 
 @coco.fn
-async def app_main() -> None:
+async def app_main(options: mdchunks.ChunkOptions) -> None:
     table = await mdchunks.mount_chunk_table(PG_DB, TABLE_NAME, DocChunk)
     matcher = PatternFilePathMatcher(included_patterns=["**/*.md"])
     files = localfs.walk_dir(DOCS, recursive=True, path_matcher=matcher)
-    await coco.mount_each(process_file, files.items(), table)
+    await coco.mount_each(process_file, files.items(), table, options)
 
 
-app = coco.App(coco.AppConfig(name="ChunksWithWordCount"), app_main)
+# The options are an argument, so changing them re-processes every file.
+app = coco.App(coco.AppConfig(name="ChunksWithWordCount"), app_main, mdchunks.ChunkOptions())
 
 if __name__ == "__main__":
     app.update_blocking()

@@ -6,7 +6,7 @@ Two faces over one chunker:
   `ChunkOptions`, `HeadingChunk`, `split_markdown`, `ChunkRow`, `chunk_rows`,
   `mount_chunk_table`, `chunk_table_sql`, `process_markdown_file`
   (examples/chunks_with_word_count.py is a whole app);
-- the managed face, what the `mdchunks` command runs (docs/cli.md):
+- the managed face, what the `mdchunks` command runs (README, "The CLI"):
 
       import mdchunks
       report = mdchunks.ingest("docs/", source="docs")       # -> IngestReport
@@ -33,6 +33,8 @@ _EXPORTS: dict[str, str] = {
     "chunk_markdown": "mdchunks.chunking",
     "chunk_rows": "mdchunks.rows",
     "decode_document": "mdchunks.heading_index.decode",
+    "document_text": "mdchunks.documents",
+    "DocumentProblem": "mdchunks.documents",
     "mount_chunk_table": "mdchunks.plugin",
     "chunk_table_sql": "mdchunks.plugin",
     "process_markdown_file": "mdchunks.plugin",
@@ -89,6 +91,8 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.api import status as status
     from mdchunks.chunking import chunk_markdown as chunk_markdown
     from mdchunks.chunking import split_markdown as split_markdown
+    from mdchunks.documents import DocumentProblem as DocumentProblem
+    from mdchunks.documents import document_text as document_text
     from mdchunks.errors import MdchunksError as MdchunksError
     from mdchunks.heading_index.chunk import Chunking as Chunking
     from mdchunks.heading_index.chunk import HeadingChunk as HeadingChunk

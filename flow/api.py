@@ -18,10 +18,12 @@ user's script) imports the managed face from.
 from __future__ import annotations
 
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from mdchunks import database, embedding, engine, lock, migrate, retrieval, state
+from mdchunks import database, embedding, engine, hits, lock, migrate, retrieval, snippets, state
 from mdchunks.catalog import check_source_name, default_source_name
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
@@ -71,7 +73,9 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
     if not todo:
         with database.connect(db.url) as conn:
             recipes: dict[str, list[RecipeRows]] = {}
-            current = dict(conn.execute("SELECT source, recipe FROM mdchunks_sources").fetchall())
+            current: dict[str, str] = dict(
+                conn.execute("SELECT source, recipe FROM mdchunks_sources").fetchall()
+            )
             for source, fingerprint, rows, spec in conn.execute(QUERIES["status_recipes"]):
                 description = Recipe.describe_json(spec) if spec else "unknown recipe"
                 recipes.setdefault(source, []).append(
@@ -103,8 +107,8 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
 
 # -- search ---------------------------------------------------------------------------
 
-HIGHLIGHT_START = "\x02"
-HIGHLIGHT_STOP = "\x03"
+HIGHLIGHT_START = snippets.HIGHLIGHT_START
+HIGHLIGHT_STOP = snippets.HIGHLIGHT_STOP
 _HEADLINE_OPTIONS = (
     f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_STOP}, MaxWords=28, MinWords=10, "
     'MaxFragments=2, FragmentDelimiter=" … "'
@@ -122,6 +126,18 @@ class SearchHit:
     # The stored `breadcrumb` column: rendered at ingest within the recipe's
     # budget (a truncated one starts with `…`); None for an empty heading path.
     stored_breadcrumb: str | None = None
+    # The chunk itself, and what `expand` asked for (flow/hits.py).
+    id: uuid.UUID | None = None
+    char_start: int = 0
+    char_end: int = 0
+    text: str = ""
+    expand: str = hits.DEFAULT_EXPANSION
+    section: hits.Section | None = None
+    parent: hits.ParentChunk | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as `search --json` prints it (one JSON object per line)."""
+        return hits.to_json(self)
 
     @property
     def breadcrumb(self) -> str:
@@ -142,22 +158,28 @@ def search(
     *,
     k: int = 10,
     source: str | None = None,
-    method: str = retrieval.DEFAULT_METHOD,
+    method: str | None = retrieval.DEFAULT_METHOD,
     match: str = retrieval.DEFAULT_MATCH,
     database_url: str | None = None,
     data_dir: Path | None = None,
+    expand: str = hits.DEFAULT_EXPANSION,
 ) -> list[SearchHit]:
-    """Search the chunks (flow/retrieval.py): `bm25`, full-text (English
-    stemming, ranked by ts_rank_cd) over heading path and text, every word
-    (`match="all"`) or any word (`"any"`); `semantic`, cosine similarity of
-    all-MiniLM-L6-v2 vectors (needs the embed extra and `ingest --embed`);
-    `hybrid`, reciprocal-rank fusion of the two. `rank` is the method's score."""
+    """Search the chunks (flow/retrieval.py): `bm25`, BM25 over heading path
+    and text (English stemming), chunks with any word (`match="any"`) or every
+    word (`"all"`); `semantic`, cosine similarity of all-MiniLM-L6-v2 vectors
+    (needs the embed extra and `ingest --embed`); `hybrid`, reciprocal-rank
+    fusion of the two; None (the default): hybrid when the searched chunks
+    have vectors, else bm25. `rank` is the method's score. `expand`:
+    `section` adds each hit's section rebuilt from its stored chunks,
+    `parent` its parent chunk's row (flow/hits.py)."""
     if not query.strip():
         raise UsageError("the search query is empty")
     if k < 1:
         raise UsageError(f"-k must be at least 1 (got {k})")
     retrieval.check_method(method, match)
-    if method != "bm25":
+    if expand not in hits.EXPANSIONS:
+        raise UsageError(f"unknown expansion {expand!r} (known: {', '.join(hits.EXPANSIONS)})")
+    if method not in (None, "bm25"):
         embedding.require_extra()
     db = database.resolve(database_url, data_dir)
     _require_schema(db)
@@ -174,21 +196,31 @@ def search(
                 },
             )
         }
-    hits = []
+        sections, parents = hits.expansions(
+            conn, {i: (int(row[2]), tuple(row[3] or ())) for i, row in shown.items()}, expand
+        )
+    found = []
     for hit in ranked:
-        src, rel_path, position, heading_path, breadcrumb, snippet = shown[hit.id]
-        hits.append(
+        src, rel_path, position, heading_path, breadcrumb, snippet, start, end, text = shown[hit.id]
+        found.append(
             SearchHit(
                 rank=hit.score,
                 source=src,
                 rel_path=rel_path,
                 position=int(position),
                 heading_path=tuple(heading_path or ()),
-                snippet=" ".join(str(snippet).split()),
+                snippet=snippets.shown(str(snippet)),
                 stored_breadcrumb=breadcrumb,
+                id=hit.id,
+                char_start=int(start),
+                char_end=int(end),
+                text=text,
+                expand=expand,
+                section=sections.get(hit.id),
+                parent=parents.get(hit.id),
             )
         )
-    return hits
+    return found
 
 
 # -- migrate, drop ---------------------------------------------------------------------

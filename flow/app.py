@@ -33,7 +33,6 @@ from pathlib import Path
 
 import asyncpg
 import cocoindex as coco
-from cocoindex.connectorkits.target import ManagedBy
 from cocoindex.connectors import localfs, postgres
 from cocoindex.resources.file import FileLike
 from mdchunks.chunking import chunk_markdown
@@ -51,6 +50,7 @@ from mdchunks.errors import DatabaseUnavailable
 from mdchunks.ledger import Processed, RunLedger
 from mdchunks.listing import matcher
 from mdchunks.offload import run_off_loop
+from mdchunks.plugin import mount_chunk_table
 from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
 from mdchunks.settings import Recipe
 
@@ -130,7 +130,10 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     options = recipe.chunk_options()
     if language != "markdown" and options.headings:
         options = dataclasses.replace(options, headings=False)
-    split_language = None if recipe.markdown_split == "plain" else language
+    # "plain" is the recursive chunker's baseline; the structure chunker always
+    # splits its oversized sections on markdown syntax.
+    plain = recipe.markdown_split == "plain" and not recipe.uses_structure(rel_path)
+    split_language = None if plain else language
     chunking = chunk_markdown(text, options, language=split_language)
     rows = chunk_rows(
         chunking.chunks, source=source, rel_path=rel_path, recipe=recipe.fingerprint()
@@ -155,7 +158,7 @@ def _chunk_and_hash(
 
 @coco.fn(memo=True)
 async def process_document(
-    file: FileLike,
+    file: FileLike[Path],
     source: str,
     recipe: Recipe,
     chunks: postgres.TableTarget[ChunkRow],
@@ -214,12 +217,7 @@ async def process_document(
 
 @coco.fn
 async def app_main(source: str, recipe: Recipe) -> None:
-    chunks = await postgres.mount_table_target(
-        DB,
-        CHUNKS_TABLE,
-        await postgres.TableSchema.from_class(ChunkRow, primary_key=["id"]),
-        managed_by=ManagedBy.USER,
-    )
+    chunks = await mount_chunk_table(DB, CHUNKS_TABLE)  # the plugin face's target
     run = coco.use_context(RUN)
     keys: dict[str, str] = {}  # the last part of a component's path -> its rel_path
 
@@ -256,10 +254,12 @@ async def app_main(source: str, recipe: Recipe) -> None:
             for entry in run.listing.entries
         )
     async with coco.exception_handler(record_failure):
-        await coco.mount_each(process_document, items, source, recipe, chunks)  # type: ignore[arg-type]
+        await coco.mount_each(process_document, items, source, recipe, chunks)
 
 
-def build_app(env: coco.Environment, *, source: str, recipe: Recipe) -> coco.App:
+def build_app(
+    env: coco.Environment, *, source: str, recipe: Recipe
+) -> coco.App[[str, Recipe], None]:
     return coco.App(coco.AppConfig(name=APP_NAME, environment=env), app_main, source, recipe)
 
 

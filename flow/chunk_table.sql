@@ -6,9 +6,15 @@
 -- own columns after it (ALTER TABLE ... ADD COLUMN). A test keeps it equal,
 -- column for column and constraint for constraint, to `content_chunks`.
 
-CREATE OR REPLACE FUNCTION mdchunks_heading_path_text(path text[]) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT array_to_string(path, ' ') $$;
+DO $do$
+BEGIN
+    IF to_regprocedure({function_literal}) IS NULL THEN
+        CREATE FUNCTION {function}(path text[]) RETURNS text
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE
+            AS $$ SELECT array_to_string(path, ' ') $$;
+    END IF;
+END
+$do$;
 
 CREATE TABLE {table} (
     id              uuid     PRIMARY KEY,
@@ -24,7 +30,7 @@ CREATE TABLE {table} (
     parent_chunk_id uuid,
     recipe          text     NOT NULL,
     search_vector   tsvector GENERATED ALWAYS AS (
-        setweight(to_tsvector('english', mdchunks_heading_path_text(heading_path)), 'A')
+        setweight(to_tsvector('english', {function}(heading_path)), 'A')
         || setweight(to_tsvector('english', text), 'B')
     ) STORED,
     breadcrumb      text,

@@ -24,9 +24,16 @@ from mdchunks.heading_index.options import ChunkOptions
 from mdchunks.heading_index.oversized import BudgetSplit
 from mdchunks.heading_index.structure import budget_split_from
 
-LOGIC_VERSIONS = {"heading_index": HEADING_INDEX_VERSION, "chunkers": chunker_versions()}
-
 _DEFAULT = ChunkOptions()
+
+# What a host's memo sees of our logic besides this module's code: the heading
+# index's and the chunkers' versions, and the default options (a default
+# argument is no part of a memo key, so new defaults must show here).
+LOGIC_VERSIONS = {
+    "heading_index": HEADING_INDEX_VERSION,
+    "chunkers": chunker_versions(),
+    "defaults": _DEFAULT,
+}
 
 
 @cache
@@ -54,14 +61,17 @@ def chunk_markdown(
     return chunker.chunk(text, index, _budget_split(language), options)
 
 
-@coco.fn(logic_tracking="self", deps=LOGIC_VERSIONS)
+@coco.fn(deps=LOGIC_VERSIONS)  # full tracking: chunk_markdown's code counts too
 def split_markdown(text: str, options: ChunkOptions = _DEFAULT) -> list[HeadingChunk]:
     """The chunks of one markdown document, in document order, each with its
     heading columns, breadcrumb, embed text, lines and parent's position.
 
     `text` is the document as a `str` (offsets count code points of it; decode
     files with `mdchunks.heading_index.decode_document` for the same text the
-    `mdchunks` command stores). Raises ValueError only for invalid options.
+    `mdchunks` command stores; `mdchunks.document_text` also refuses NUL).
+    Import it at the top of your module (`from mdchunks import split_markdown`):
+    cocoindex knows a function's logic once its module is imported, and a memo
+    checked before that import re-runs.
     """
     return list(chunk_markdown(text, options).chunks)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import os
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
 
 import click
-from mdchunks import api, database, embedding, retrieval
+from mdchunks import api, database, embedding, hits, retrieval
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.lock import DEFAULT_WAIT_SECONDS
@@ -86,12 +87,14 @@ def _click_option(name: str, default: object, info: Option, shown: str) -> Calla
     if isinstance(default, bool):
         return click.option(f"{flag}/--no-{flag[2:]}", name, default=None, help=help_text)
     if isinstance(default, int):
-        return click.option(
-            flag, name, type=int, default=None, metavar=info.metavar or "N", help=help_text
-        )
+        kind: Any = int if info.bounds is None else click.IntRange(*info.bounds)
+        metavar = info.metavar or "N"
+        return click.option(flag, name, type=kind, default=None, metavar=metavar, help=help_text)
     choices = tuple(CHUNKERS) if info.choices_from_registry else info.choices
-    kind = click.Choice(choices) if choices else str
-    return click.option(flag, name, type=kind, default=None, metavar=info.metavar, help=help_text)
+    text_kind: Any = click.Choice(choices) if choices else str
+    return click.option(
+        flag, name, type=text_kind, default=None, metavar=info.metavar, help=help_text
+    )
 
 
 def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
@@ -344,37 +347,53 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "--method",
     type=click.Choice(retrieval.METHODS),
     default=retrieval.DEFAULT_METHOD,
-    show_default=True,
-    help="bm25: PostgreSQL full-text search over heading path and text (ranked by "
-    "ts_rank_cd, not true BM25). semantic: cosine similarity of all-MiniLM-L6-v2 "
-    "vectors (needs `ingest --embed` and the embed extra). hybrid: reciprocal-rank "
-    "fusion of the two.",
+    help="bm25: BM25 in PostgreSQL over heading path and text (English stemming). "
+    "semantic: cosine similarity of all-MiniLM-L6-v2 vectors (needs `ingest --embed` "
+    "and the embed extra). hybrid: reciprocal-rank fusion of the two. Default: hybrid "
+    "when the searched chunks have vectors, else bm25.",
 )
 @click.option(
     "--match",
     type=click.Choice(retrieval.MATCHES),
     default=retrieval.DEFAULT_MATCH,
     show_default=True,
-    help="Full-text side (bm25, hybrid): `any`, chunks with any of the query's words, those "
-    "with more of them, closer together, first; `all`, every word must occur, with web-search "
-    'syntax ("exact phrase", -exclude, or). `any` is the default: on the rust-book golden '
-    "set of questions it finds the answer within 10 hits 7x as often (README).",
+    help="BM25 side (bm25, hybrid): `any`, chunks with any of the query's words (rare "
+    "words weigh more); `all`, only chunks with every word. `any` is the default: on the "
+    "rust-book golden set of questions it finds the answer far more often (README).",
+)
+@click.option(
+    "--expand",
+    type=click.Choice(hits.EXPANSIONS),
+    default=hits.DEFAULT_EXPANSION,
+    show_default=True,
+    help="section: also the hit's whole section, rebuilt from its stored chunks (no file "
+    "read). parent: also the parent chunk (the start of the enclosing section).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object per hit (JSON Lines): id, source, rel_path, position, char_start, "
+    "char_end, heading_path, breadcrumb, score, text, and section or parent when expanded.",
 )
 @database_options
 def search(
     query: str,
     k: int,
     source: str | None,
-    method: str,
+    method: str | None,
     match: str,
+    expand: str,
+    as_json: bool,
     database_url: str | None,
     data_dir: Path | None,
 ) -> None:
-    """Search the chunks: full-text (default), semantic or hybrid (--method).
-    Prints the score (ts_rank_cd, cosine similarity, or the fused RRF score),
+    """Search the chunks: BM25, semantic or hybrid (--method; default hybrid
+    when vectors exist, else BM25). Prints the score (BM25, cosine similarity,
+    or the fused RRF score),
     path, breadcrumb (`A > B > C`, `(preamble)` before the first heading) and a
     snippet with the query's words highlighted."""
-    hits = api.search(
+    found = api.search(
         query,
         k=k,
         source=source,
@@ -382,15 +401,35 @@ def search(
         match=match,
         database_url=database_url,
         data_dir=data_dir,
+        expand=expand,
     )
-    if not hits:
+    if as_json:
+        for hit in found:
+            # JSON escapes control characters itself; no markup, no highlighting.
+            click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
+        return
+    if not found:
         out.print("no match")
         return
-    for hit in hits:
+    for hit in found:
         location = f"{hit.source}:{hit.rel_path}#{hit.position}"
         out.print(f"[bold]{hit.rank:6.3f}[/bold]  {escape(location)}")
         out.print(f"        [cyan]{escape(hit.breadcrumb)}[/cyan]")
         out.print(f"        {_highlighted(hit.snippet)}")
+        if hit.section is not None:
+            section = hit.section
+            out.print(
+                f"        [dim]section {section.char_start}-{section.char_end} "
+                f"({section.chunks} chunks):[/dim]"
+            )
+            out.print(escape(section.text))
+        elif expand == "parent":
+            parent = hit.parent
+            if parent is None:
+                out.print("        [dim]parent: none (a top-level section)[/dim]")
+            else:
+                out.print(f"        [dim]parent #{parent.position}:[/dim]")
+                out.print(escape(parent.text))
 
 
 @cli.command("migrate")

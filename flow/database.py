@@ -24,6 +24,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -233,7 +235,7 @@ def _embedded(data_dir: Path) -> Database:
     return Database(url=url, embedded=True, data_dir=data_dir, psql_bin=POSTGRES_BIN_PATH / "psql")
 
 
-def _import_pgserver():  # type: ignore[no-untyped-def]
+def _import_pgserver() -> ModuleType:
     with warnings.catch_warnings():
         # platformdirs warns about XDG_RUNTIME_DIR on import; not the user's business.
         warnings.simplefilter("ignore")
@@ -245,7 +247,7 @@ def _import_pgserver():  # type: ignore[no-untyped-def]
     return pgserver
 
 
-def _start_server(pgdata: Path):  # type: ignore[no-untyped-def]
+def _start_server(pgdata: Path) -> Any:  # pgserver.PostgresServer (pgserver is untyped)
     pgserver = _import_pgserver()
     try:
         with warnings.catch_warnings():

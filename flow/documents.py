@@ -13,7 +13,7 @@ import stat as stat_module
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from pathlib import PurePath
-from typing import Any
+from typing import Any, cast
 
 import cocoindex as coco
 from cocoindex.connectors import localfs
@@ -213,7 +213,10 @@ class LiveDocuments:
         self._max_bytes = max_bytes
 
     def _document(self, file: localfs.File) -> DocumentFile:
-        return DocumentFile(file.file_path, stat=None, max_bytes=self._max_bytes)
+        # cocoindex types a walked file's path as the generic FilePath; a
+        # localfs walk makes localfs.FilePath objects.
+        path = cast(localfs.FilePath, file.file_path)
+        return DocumentFile(path, stat=None, max_bytes=self._max_bytes)
 
     async def _documents(self) -> AsyncIterator[tuple[str, DocumentFile]]:
         async for key, file in self._items:

@@ -22,7 +22,9 @@ AliveFn = Callable[[], None]  # raises when the run must stop (the database went
 
 log = logging.getLogger("mdchunks")
 
-COMPONENT = process_document.__name__  # stats are grouped by the function's name
+# Stats are grouped by the function's name (set by functools.update_wrapper,
+# which cocoindex's AsyncFunction type does not declare).
+COMPONENT: str = process_document.__name__  # type: ignore[attr-defined]
 PROGRESS_INTERVAL_SECONDS = 0.2
 ALIVE_INTERVAL_SECONDS = 0.5
 STOP_TIMEOUT_SECONDS = 10.0  # for the engine to wind down once cancelled

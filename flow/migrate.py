@@ -12,6 +12,15 @@ and what is pending is read only after taking it. When nothing is pending,
 `ensure` only reads yoyo's table, so ingest works with DML rights alone once
 the schema is in place. No network either: yoyo's migration log would look up
 the host's DNS name; it gets the plain host name instead.
+
+yoyo's bookkeeping (its record of applied migrations, its log, its schema
+version and its lock: four tables) lives in a schema of its own,
+`mdchunks_migrations`, out of the way of the user's tables: yoyo's
+connection works there (its search_path), and each migration runs with the
+database's own search_path, where our tables go. A database migrated before
+has those tables in its own schema: the next `apply` moves them (one
+transaction, under the advisory lock), and until then they are read where
+they are.
 """
 
 from __future__ import annotations
@@ -32,9 +41,15 @@ from typing import Any
 import psycopg
 from mdchunks import database
 from mdchunks.errors import DatabaseUnavailable, MdchunksError
+from mdchunks.queries import QUERIES
+from psycopg import sql
 
 MIGRATION_LOCK = "mdchunks:migrate"
 LOCK_WAIT_SECONDS = 120.0
+BOOKKEEPING_SCHEMA = "mdchunks_migrations"
+# yoyo's tables: applied migrations (the one `pending` reads), log, version, lock.
+MIGRATION_TABLE = "_yoyo_migration"
+YOYO_TABLES = (MIGRATION_TABLE, "_yoyo_log", "_yoyo_version", "yoyo_lock")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +74,28 @@ def pending(url: str) -> tuple[str, ...]:
 
 
 def _pending(conn: psycopg.Connection) -> tuple[str, ...]:
-    exists = conn.execute("SELECT to_regclass('_yoyo_migration') IS NOT NULL").fetchone()
-    if not exists or not exists[0]:
+    table = _migration_table(conn)
+    if table is None:
         return migration_ids()
-    applied = {row[0] for row in conn.execute("SELECT migration_id FROM _yoyo_migration")}
+    try:
+        rows = conn.execute(sql.SQL("SELECT migration_id FROM {}").format(table)).fetchall()
+    except psycopg.errors.InsufficientPrivilege:
+        conn.rollback()
+        raise DatabaseUnavailable(
+            f"this role may not read {table.as_string(conn)}, the record of the migrations "
+            f"applied: grant it USAGE ON SCHEMA {BOOKKEEPING_SCHEMA} and SELECT ON "
+            f"{BOOKKEEPING_SCHEMA}.{MIGRATION_TABLE} (README: the rights ingest needs)"
+        ) from None
+    applied = {row[0] for row in rows}
     return tuple(mid for mid in migration_ids() if mid not in applied)
+
+
+def _migration_table(conn: psycopg.Connection) -> sql.Identifier | None:
+    """Where yoyo's record of applied migrations is (None: nowhere yet)."""
+    row = conn.execute(
+        QUERIES["migration_table_schema"], {"table": MIGRATION_TABLE, "schema": BOOKKEEPING_SCHEMA}
+    ).fetchone()
+    return None if row is None else sql.Identifier(str(row[0]), MIGRATION_TABLE)
 
 
 def ensure(url: str) -> MigrationResult:
@@ -81,9 +113,11 @@ def apply(url: str) -> MigrationResult:
         _advisory_lock(lock_conn),
     ):
         todo = _pending(lock_conn)
-        if todo:
+        if todo or _legacy_tables(lock_conn):
             _check_create_right(lock_conn)
-            _apply_with_yoyo(url)
+            _prepare_bookkeeping(lock_conn)
+        if todo:
+            _apply_with_yoyo(url, _search_path(lock_conn))
         left = _pending(lock_conn)
     if left:
         raise MdchunksError(f"migrations not applied: {', '.join(left)}")
@@ -93,13 +127,17 @@ def apply(url: str) -> MigrationResult:
 
 
 def _check_create_right(conn: psycopg.Connection) -> None:
-    """Migrations create tables: say so plainly when the role may not."""
+    """Migrations create tables (and, once, the bookkeeping schema): say so
+    plainly when the role may not."""
     row = conn.execute(
         "SELECT current_user, current_database(), coalesce(current_schema(), 'public'), "
-        "       has_schema_privilege(coalesce(current_schema(), 'public'), 'CREATE')"
+        "       has_schema_privilege(coalesce(current_schema(), 'public'), 'CREATE'), "
+        "       to_regnamespace(%(schema)s) IS NOT NULL "
+        "       OR has_database_privilege(current_database(), 'CREATE')",
+        {"schema": BOOKKEEPING_SCHEMA},
     ).fetchone()
     assert row is not None
-    user, dbname, schema, allowed = row
+    user, dbname, schema, allowed, schema_allowed = row
     if not allowed:
         raise DatabaseUnavailable(
             f"migrations need the right to create tables in the database: role {user!r} "
@@ -107,6 +145,57 @@ def _check_create_right(conn: psycopg.Connection) -> None:
             "migrate` once as a role that may (ingest then needs only SELECT, INSERT, "
             "UPDATE and DELETE on the tables)"
         )
+    if not schema_allowed:
+        raise DatabaseUnavailable(
+            f"migrations need the right to create tables in the database: role {user!r} "
+            f"may not create the schema {BOOKKEEPING_SCHEMA!r} (where the record of applied "
+            f"migrations is kept) in database {dbname!r}. Run `mdchunks migrate` once as a "
+            f"role that may, or have `CREATE SCHEMA {BOOKKEEPING_SCHEMA} AUTHORIZATION "
+            f"{user}` run for this one"
+        )
+
+
+def _legacy_tables(conn: psycopg.Connection) -> list[str]:
+    """yoyo's tables that an older mdchunks left where the search_path finds them
+    (the user's schema), and that the bookkeeping schema does not hold yet."""
+    rows = conn.execute(
+        QUERIES["legacy_yoyo_tables"],
+        {"tables": list(YOYO_TABLES), "schema": BOOKKEEPING_SCHEMA},
+    ).fetchall()
+    return [str(name) for (name,) in rows]
+
+
+def _prepare_bookkeeping(conn: psycopg.Connection) -> None:
+    """The bookkeeping schema, created if missing, with yoyo's tables of an
+    older mdchunks moved into it (one transaction: all or nothing)."""
+    with conn.transaction():
+        exists = conn.execute("SELECT to_regnamespace(%s)", [BOOKKEEPING_SCHEMA]).fetchone()
+        if exists is None or exists[0] is None:
+            # Not IF NOT EXISTS: that still needs CREATE on the database, and a
+            # schema created by an administrator for this role is fine.
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(BOOKKEEPING_SCHEMA)))
+            conn.execute(
+                sql.SQL("COMMENT ON SCHEMA {} IS {}").format(
+                    sql.Identifier(BOOKKEEPING_SCHEMA),
+                    sql.Literal(
+                        "mdchunks: the migration tool's (yoyo's) record of the migrations "
+                        "applied to this database, its log and its lock"
+                    ),
+                )
+            )
+        for name in _legacy_tables(conn):
+            conn.execute(
+                sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
+                    sql.Identifier(name), sql.Identifier(BOOKKEEPING_SCHEMA)
+                )
+            )
+
+
+def _search_path(conn: psycopg.Connection) -> str:
+    """The session's search_path as the database and role set it (where our tables go)."""
+    row = conn.execute("SELECT current_setting('search_path')").fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 @contextlib.contextmanager
@@ -145,7 +234,7 @@ def yoyo_url(url: str) -> str:
     )
 
 
-def _apply_with_yoyo(url: str) -> None:
+def _apply_with_yoyo(url: str, search_path: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         from yoyo import get_backend, read_migrations
@@ -154,7 +243,8 @@ def _apply_with_yoyo(url: str) -> None:
     logging.getLogger("yoyo").addHandler(logging.NullHandler())
     logging.getLogger("yoyo").propagate = False
     try:
-        backend = get_backend(yoyo_url(url))
+        # yoyo's connection works in the bookkeeping schema (its search_path).
+        backend = get_backend(_with_schema(yoyo_url(url), BOOKKEEPING_SCHEMA))
     except Exception as exc:
         raise DatabaseUnavailable(
             f"cannot open {database.redact(url)} for migrations: {database.scrub(str(exc), url)}"
@@ -174,7 +264,7 @@ def _apply_with_yoyo(url: str) -> None:
                 # that is there now is stale: remove it.
                 backend.break_lock()
                 with backend.lock():
-                    _apply_each_atomically(backend, backend.to_apply(migrations))
+                    _apply_each_atomically(backend, backend.to_apply(migrations), search_path)
             except LockTimeout as exc:
                 raise MdchunksError(
                     f"{exc}. Another tool is migrating this database with yoyo; "
@@ -194,7 +284,7 @@ def _apply_with_yoyo(url: str) -> None:
             backend.connection.close()
 
 
-def _apply_each_atomically(backend: Any, migrations: Any) -> None:
+def _apply_each_atomically(backend: Any, migrations: Any, search_path: str) -> None:
     """Each migration and the record that it was applied, in one transaction.
 
     yoyo's own `apply_migrations` runs a migration on a connection of its own
@@ -202,11 +292,16 @@ def _apply_each_atomically(backend: Any, migrations: Any) -> None:
     in between leaves a schema change that yoyo does not know about, and every
     later run fails trying to apply it again. Postgres DDL is transactional,
     so here the migration (its steps nest as savepoints) and its record commit
-    together or not at all."""
+    together or not at all. The migration runs with the database's
+    `search_path` (our tables go where the user's go), the record in the
+    bookkeeping schema; both settings last only as long as the transaction."""
     backend.ensure_internal_schema_updated()
+    set_path = "SELECT set_config('search_path', :path, true)"
     for migration in migrations:
         with backend.transaction():
+            backend.execute(set_path, {"path": search_path})
             migration.process_steps(backend, "apply")
+            backend.execute(set_path, {"path": BOOKKEEPING_SCHEMA})
             backend.log_migration(migration, "apply")
             backend.mark_one(migration, log=False)
     for hook in migrations.post_apply:
@@ -232,12 +327,19 @@ def _no_host_lookups() -> Iterator[None]:
     import yoyo.backends.base as yoyo_base
 
     real_socket, real_uuid = yoyo_base.socket, yoyo_base.uuid
-    yoyo_base.socket = SimpleNamespace(getfqdn=socket.gethostname)  # type: ignore[assignment]
-    yoyo_base.uuid = SimpleNamespace(uuid1=uuid.uuid4)  # type: ignore[assignment]
+    yoyo_base.socket = SimpleNamespace(getfqdn=socket.gethostname)
+    yoyo_base.uuid = SimpleNamespace(uuid1=uuid.uuid4)
     try:
         yield
     finally:
         yoyo_base.socket, yoyo_base.uuid = real_socket, real_uuid
+
+
+def _with_schema(yoyo_uri: str, schema: str) -> str:
+    """The yoyo URI with `schema=` (yoyo's postgres backend sets it as the search_path)."""
+    from urllib.parse import urlencode
+
+    return f"{yoyo_uri}{'&' if '?' in yoyo_uri else '?'}{urlencode({'schema': schema})}"
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ from cocoindex.connectorkits.target import ManagedBy
 from cocoindex.connectors import postgres
 from cocoindex.resources.file import FileLike
 from mdchunks.chunking import split_markdown
-from mdchunks.heading_index import decode_document
+from mdchunks.documents import document_text
 from mdchunks.heading_index.options import ChunkOptions, options_of
 from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
 from mdchunks.settings import Recipe
@@ -36,7 +36,7 @@ def recipe_of(options: ChunkOptions) -> str:
 
 @coco.fn(memo=True)
 async def process_markdown_file(
-    file: FileLike,
+    file: FileLike[Any],
     table: postgres.TableTarget[ChunkRow],
     source: str,
     options: ChunkOptions = _DEFAULT,
@@ -47,10 +47,11 @@ async def process_markdown_file(
     Memoized on the file and the arguments; `split_markdown` carries our
     logic's versions, so an upgrade that changes chunks re-processes the file.
     The text is the file's bytes as UTF-8 with one leading BOM removed (the
-    offsets count in it); a file that is not valid UTF-8 raises, which
-    cocoindex reports as that file's failure and retries on the next run.
+    offsets count in it); a file that is not valid UTF-8 or holds a NUL byte
+    (which cocoindex would strip, shifting every offset) raises
+    `DocumentProblem`, which cocoindex reports as that file's failure.
     """
-    text = decode_document(await file.read())
+    text = document_text(await file.read())
     rel_path = file.file_path.path.as_posix()
     chunks = split_markdown(text, options)
     for row in chunk_rows(chunks, source=source, rel_path=rel_path, recipe=recipe_of(options)):
@@ -79,12 +80,28 @@ def _identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+# The longest suffix our constraint and index names add to the table's name,
+# within PostgreSQL's 63-byte identifiers (a longer name would be truncated,
+# and two of them could collide).
+_LONGEST_SUFFIX = len("_headings_together_check")
+
+
 def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | None = None) -> str:
     """The DDL of a chunk table named `table_name`: columns, constraints, the
-    search column and its indexes, as our migrations make `content_chunks`."""
+    search column and its indexes, as our migrations make `content_chunks`.
+    The search column's helper function is created in the same schema unless
+    it is there already (its owner may be another role)."""
+    if len(table_name.encode()) + _LONGEST_SUFFIX > 63:
+        raise ValueError(
+            f"table name {table_name!r} is too long: at most {63 - _LONGEST_SUFFIX} bytes, "
+            "so that its constraint and index names stay whole"
+        )
     table = _identifier(table_name)
-    if pg_schema_name is not None:
-        table = f"{_identifier(pg_schema_name)}.{table}"
+    schema = "" if pg_schema_name is None else f"{_identifier(pg_schema_name)}."
     template = resources.files("mdchunks").joinpath("chunk_table.sql").read_text("utf-8")
     prefix = table_name.replace('"', '""')
-    return template.format(table=table, prefix=prefix)
+    function = f"{schema}mdchunks_heading_path_text"
+    literal = "'" + function.replace("'", "''") + "(text[])'"
+    return template.format(
+        table=schema + table, prefix=prefix, function=function, function_literal=literal
+    )

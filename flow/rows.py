@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, overload
 
 from cocoindex.connectors.postgres import PgType
 from mdchunks.heading_index.chunk import HeadingChunk
@@ -61,21 +61,41 @@ class ChunkRow:
 R = TypeVar("R")
 
 
+# Without `row_type` the rows are ChunkRows; with it, whatever it makes.
+@overload
 def chunk_rows(
     chunks: Iterable[HeadingChunk],
     *,
     source: str,
     rel_path: str,
     recipe: str = "",
-    row_type: Callable[..., R] = ChunkRow,  # type: ignore[assignment]
     extra: Callable[[HeadingChunk], Mapping[str, Any]] | None = None,
-) -> list[R]:
+) -> list[ChunkRow]: ...
+@overload
+def chunk_rows(
+    chunks: Iterable[HeadingChunk],
+    *,
+    source: str,
+    rel_path: str,
+    recipe: str = "",
+    row_type: Callable[..., R],
+    extra: Callable[[HeadingChunk], Mapping[str, Any]] | None = None,
+) -> list[R]: ...
+def chunk_rows(
+    chunks: Iterable[HeadingChunk],
+    *,
+    source: str,
+    rel_path: str,
+    recipe: str = "",
+    row_type: Callable[..., Any] = ChunkRow,
+    extra: Callable[[HeadingChunk], Mapping[str, Any]] | None = None,
+) -> list[Any]:
     """The rows of one document's chunks (`split_markdown`'s list, in order),
     with our uuid5 ids: `id` from the chunk's position, `parent_chunk_id` from
     its parent's. A host with columns of its own passes its own row type (a
     dataclass with ChunkRow's fields and its own) and `extra`, the values of
     its columns for a chunk. `recipe` is stored on every row: what made it."""
-    made: list[R] = []
+    made: list[Any] = []
     for position, chunk in enumerate(chunks):
         parent = chunk.parent_index
         fields: dict[str, Any] = {

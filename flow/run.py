@@ -48,7 +48,18 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from mdchunks import catalog, database, embedding, engine, listing, lock, migrate, reconcile, state
+from mdchunks import (
+    catalog,
+    database,
+    embedding,
+    engine,
+    lexical,
+    listing,
+    lock,
+    migrate,
+    reconcile,
+    state,
+)
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import options_of
 from mdchunks.ledger import Processed, RunLedger
@@ -117,6 +128,8 @@ def ingest(
         # 9. what changed
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
+        if written or deleted or not lexical.has_stats(conn, source):
+            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
@@ -259,6 +272,7 @@ def watch(
         def changed(stats: engine.EngineStats) -> None:
             write_documents(forget_gone=stats.deleted != deletions[0])
             deletions[0] = stats.deleted
+            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
             if recipe.embed:
                 # Vectors follow each change the engine reports (rows still being
                 # written are embedded at the next change, or the next ingest).

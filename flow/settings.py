@@ -15,11 +15,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from mdchunks.heading_index import HEADING_INDEX_VERSION, STRUCTURE_CHUNKER_VERSION
+from mdchunks.heading_index import HEADING_INDEX_VERSION
 from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
 from mdchunks.heading_index.options import (
     MERGED_PATHS,
@@ -120,12 +120,18 @@ class Recipe(ChunkOptions):
     # embed, so turning embeddings on, off or to another model re-embeds (or
     # deletes) exactly the vectors concerned, and re-chunks nothing.
     embed: str | None = option(None, help="Embedding model.", fingerprint="never", cli=False)
-    structure_chunker_version: str = option(
-        STRUCTURE_CHUNKER_VERSION,
-        help="The structure chunker's version.",
-        read_by=("structure",),
-        cli=False,
+    # The chosen chunker's version; None: the registry's, the code that runs.
+    # Stored and fingerprinted as `<chunker>_chunker_version` (to_json), so a
+    # chunker with a version needs no field of its own here.
+    chunker_version: str | None = option(
+        None, help="The chosen chunker's version.", fingerprint="never", cli=False
     )
+
+    @property
+    def effective_chunker_version(self) -> str | None:
+        if self.chunker_version is not None:
+            return self.chunker_version
+        return CHUNKER_REGISTRY[self.chunker].version
 
     def chunk_options(self) -> ChunkOptions:
         """The part of the recipe `split_markdown` reads."""
@@ -154,7 +160,7 @@ class Recipe(ChunkOptions):
         as `recipe`. Left out: the structure chunker's fields when another chunker
         is chosen, later fields at the value that behaves as before, and `embed`
         (it decides vector rows, not chunk rows)."""
-        return _fingerprint(self)
+        return _fingerprint(self, self.effective_chunker_version)
 
     def __coco_memo_key__(self) -> str:
         """What cocoindex's memo sees of the recipe: its fingerprint, so the memo
@@ -171,11 +177,11 @@ class Recipe(ChunkOptions):
         if self.embed:
             replace_note += f", embeddings {self.embed}"
         chunker = self.chunker
+        version = self.effective_chunker_version
+        if version is not None:
+            chunker = f"{chunker} v{version}"
         if self.chunker == "structure":
-            chunker = (
-                f"structure v{self.structure_chunker_version} (split H1-H{self.split_levels}, "
-                f"merged path {self.merged_path})"
-            )
+            chunker += f" (split H1-H{self.split_levels}, merged path {self.merged_path})"
         return (
             f"chunk {self.chunk_size}/{self.min_chunk_size}/{self.chunk_overlap} bytes, "
             f"{chunker}, headings {headings}, heading index v{self.heading_index_version}, "
@@ -185,14 +191,18 @@ class Recipe(ChunkOptions):
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["languages"] = [[suffix, language] for suffix, language in self.languages]
+        del data["chunker_version"]
+        version = self.effective_chunker_version
+        if version is not None:
+            data[f"{self.chunker}_chunker_version"] = version
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any], *, current_index: bool = True) -> Recipe:
         """A recipe stored by an earlier run. Fields this version does not know are
         dropped, fields it lacks take their defaults. With `current_index` the
-        heading index and structure chunker versions are those of the code that
-        runs now (a backfill re-processes under them)."""
+        heading index and chunker versions are those of the code that runs now
+        (a backfill re-processes under them)."""
         known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
         if "languages" in known:
             known["languages"] = tuple(
@@ -203,10 +213,9 @@ class Recipe(ChunkOptions):
             known["heading_index_version"] = HEADING_INDEX_VERSION
         else:
             known["heading_index_version"] = str(known["heading_index_version"])
-        if current_index or "structure_chunker_version" not in known:
-            known["structure_chunker_version"] = STRUCTURE_CHUNKER_VERSION
-        else:
-            known["structure_chunker_version"] = str(known["structure_chunker_version"])
+        stored_version = data.get(f"{known.get('chunker', 'recursive')}_chunker_version")
+        if not current_index and stored_version is not None:
+            known["chunker_version"] = str(stored_version)
         return cls(**known)
 
     @classmethod
@@ -217,25 +226,11 @@ class Recipe(ChunkOptions):
         except (TypeError, ValueError):
             return "a recipe this version cannot read"
 
-    def with_options(self, **options: Any) -> Recipe:
-        """This recipe with the given fields changed (None means keep).
-
-        A chunk size given without a minimum or an overlap that the old ones
-        would no longer fit (`--chunk-size 500` against the default minimum of
-        1000) scales them: half the chunk size, a tenth of it."""
-        changes = {name: value for name, value in options.items() if value is not None}
-        size = changes.get("chunk_size")
-        if isinstance(size, int) and size >= 1:
-            if "min_chunk_size" not in changes and self.min_chunk_size > size:
-                changes["min_chunk_size"] = max(1, size // 2)
-            if "chunk_overlap" not in changes and self.chunk_overlap >= size:
-                changes["chunk_overlap"] = size // 10
-        return replace(self, **changes)
-
 
 @functools.lru_cache(maxsize=64)
-def _fingerprint(recipe: Recipe) -> str:
-    # Cached: the flow asks for it for every document (about 25 us each time).
+def _fingerprint(recipe: Recipe, chunker_version: str | None) -> str:
+    # Cached: the flow asks for it for every document (about 25 us each time);
+    # keyed by the chunker's version too, which comes from the registry.
     data = recipe.to_json()
     for name, default, info in options_of(Recipe):
         leave_out = (
@@ -244,7 +239,7 @@ def _fingerprint(recipe: Recipe) -> str:
             or not recipe.reads(name)
         )
         if leave_out:
-            del data[name]
+            data.pop(name, None)
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 

@@ -25,6 +25,13 @@ Choices where DESIGN sections 2-3 are silent:
   chunk overlapping the ancestor's section is the chunk itself (only when the
   spans leave text uncovered, as a chunker that drops heading lines does),
   `parent_position` is None: a chunk is never its own parent.
+- Front matter and blank lines before a chunk's first heading (DESIGN
+  section 3): "blank" is spaces, tabs and line endings; a heading's
+  `lead_in` runs back from its start over such text, and only the first
+  heading's reaches over the front matter (to offset 0 when only blank lines
+  separate the two). A chunk starting inside a heading's lead-in and reaching
+  past its start is governed by it; one that ends before (only front matter
+  or blank lines) keeps the columns of what precedes it.
 """
 
 from mdchunks.heading_index.assign import assign
@@ -49,7 +56,7 @@ from mdchunks.heading_index.structure import (
 
 # Part of every recipe fingerprint: bump it whenever a change here can change
 # any heading column, so the flow re-processes every document (a backfill).
-HEADING_INDEX_VERSION = "1"
+HEADING_INDEX_VERSION = "2"
 
 __all__ = [
     "CHUNKERS",

@@ -44,8 +44,10 @@ def assign(index: HeadingIndex, spans: Sequence[tuple[int, int]]) -> list[ChunkH
     `spans` must be in document order (starts non-decreasing), as a splitter
     emits them; position i is the i-th span. Never raises on odd spans.
 
-    - governing heading: the last heading with `start <= chunk.start`; none
-      (the preamble) gives NULL columns and an empty path;
+    - governing heading: the last heading with `start <= chunk.start`, where
+      a chunk whose text before its first heading is only front matter and
+      blank lines counts as starting at that heading (`Heading.lead_in`);
+      none (the preamble) gives NULL columns and an empty path;
     - parent: the first chunk overlapping the section of the governing
       heading's nearest ancestor. It is NULL when the heading has no ancestor,
       or when that first chunk is the chunk itself (or a later one: only
@@ -56,13 +58,22 @@ def assign(index: HeadingIndex, spans: Sequence[tuple[int, int]]) -> list[ChunkH
     if not headings:
         return [_PREAMBLE] * len(spans)
     heading_starts = [heading.start for heading in headings]
+    lead_starts = [heading.start - heading.lead_in for heading in headings]
     overlaps: _FirstOverlap | None = None
     # Equal columns are one shared (immutable) value: cheaper than rebuilding.
     shared: dict[tuple[int, int | None], ChunkHeadings] = {}
     result: list[ChunkHeadings] = []
     append = result.append  # a hot loop: one chunk of a small page costs ~1.5 us
-    for position, (start, _) in enumerate(spans):
+    last = len(headings) - 1
+    for position, (start, end) in enumerate(spans):
         governing = bisect_right(heading_starts, start) - 1
+        following = governing + 1  # the first heading after the chunk's start
+        if (
+            following <= last
+            and lead_starts[following] <= start
+            and heading_starts[following] < end
+        ):
+            governing = following  # the chunk holds it, after only front matter and blank lines
         if governing < 0:
             append(_PREAMBLE)
             continue

@@ -11,10 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mdchunks.heading_index.offsets import code_point_offsets
-from mdchunks.heading_index.parse import encode, line_end, line_start, parse
+from mdchunks.heading_index.parse import (
+    encode,
+    front_matter_end_byte,
+    line_end,
+    line_start,
+    parse,
+)
 from tree_sitter import Node
 
-_METADATA = frozenset({"minus_metadata", "plus_metadata"})
 _FRONT_MATTER_FENCES = ("---", "+++")
 # A table inside a list item or block quote carries continuation prefixes on
 # every row; it is left to the budget splitter like any other nested block.
@@ -40,10 +45,8 @@ def front_matter_end(text: str, limit: int) -> int:
     if not text.startswith(_FRONT_MATTER_FENCES):
         return 0
     source = encode(text[:limit])
-    first = parse(source).root_node.child(0)
-    if first is None or first.type not in _METADATA:
-        return 0
-    return _to_code_points(source, [first.end_byte])[0]
+    end = front_matter_end_byte(parse(source))
+    return _to_code_points(source, [end])[0] if end else 0
 
 
 def pipe_tables(text: str, start: int, end: int) -> list[PipeTable]:

@@ -10,6 +10,7 @@ registry of chunkers is `mdchunks.heading_index.chunkers` (docs/chunkers.md).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,17 +80,14 @@ class Chunker(Protocol):
     ) -> Chunking: ...
 
 
+_LINE_END = re.compile(r"\r\n?|\n")  # as the heading index ends lines (CommonMark)
+
+
 class LineNumbers:
     """1-based line numbers of code-point offsets, by bisect over the line starts."""
 
     def __init__(self, text: str) -> None:
-        starts = [0]
-        find = text.find
-        at = find("\n")
-        while at >= 0:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        self._starts = starts
+        self._starts = [0, *(found.end() for found in _LINE_END.finditer(text))]
 
     def of(self, offset: int) -> int:
         return bisect_right(self._starts, offset)

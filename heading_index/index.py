@@ -16,11 +16,15 @@ from mdchunks.heading_index.parse import (
     RawHeading,
     definition_sites,
     encode,
+    front_matter_end_byte,
     heading_prefix_length,
     parse,
     structural_headings,
 )
 from tree_sitter import Tree
+
+# What a blank line holds (CommonMark: spaces and tabs), and line endings.
+_BLANK = frozenset(" \t\r\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +64,12 @@ def build_index(text: str) -> HeadingIndex:
     structure = derive_structure(
         [heading.level for heading in located], [heading.start for heading in located], len(text)
     )
+    front_matter_end = _front_matter_end(text, source, tree)
     headings: list[Heading] = []
     for i, heading in enumerate(located):
         parent = structure.parents[i]
         path = (*headings[parent].path, texts[i]) if parent is not None else (texts[i],)
+        lead_in = _lead_in(text, heading.start, front_matter_end if i == 0 else None)
         headings.append(
             Heading(
                 level=heading.level,
@@ -73,9 +79,35 @@ def build_index(text: str) -> HeadingIndex:
                 section_end=structure.section_ends[i],
                 path=path,
                 parent=parent,
+                lead_in=lead_in,
             )
         )
     return HeadingIndex(headings=tuple(headings), length=len(text))
+
+
+def _front_matter_end(text: str, source: bytes, tree: Tree) -> int:
+    """Code-point offset just past the front matter, 0 without (the parser decides)."""
+    end = min(front_matter_end_byte(tree), len(source))
+    if end == 0 or len(source) == len(text):
+        return end
+    return code_point_offsets(source, [end])[0]
+
+
+def _lead_in(text: str, start: int, front_matter_end: int | None) -> int:
+    """Code points of blank text (spaces, tabs, line endings) right before `start`.
+
+    For the first heading (`front_matter_end` given, 0 without front matter),
+    blank text reaching back into the front matter makes everything before it
+    lead-in, front matter included: a chunk starting anywhere up there holds no
+    content before the heading. Heading lines and front matter fences are not
+    blank, so the runs scanned for different headings never overlap: linear.
+    """
+    position = start
+    while position > 0 and text[position - 1] in _BLANK:
+        position -= 1
+    if front_matter_end is not None and position <= front_matter_end:
+        return start
+    return start - position
 
 
 def _locate(text: str, source: bytes, raw_headings: list[RawHeading]) -> list[_Located]:

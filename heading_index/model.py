@@ -16,6 +16,11 @@ class Heading:
     section_end: int  # start of the next heading of level <= own, else len(doc)
     path: tuple[str, ...]  # ancestors' texts, root first, self last
     parent: int | None = None  # index in HeadingIndex.headings of the nearest ancestor
+    # Code points right before `start` that are only blank lines (whitespace)
+    # and, for the first heading, front matter: a chunk that starts there and
+    # holds this heading is governed by it (DESIGN section 3: front matter and
+    # blank lines are not content). 0: none.
+    lead_in: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ Budgets count UTF-8 bytes, as cocoindex's `RecursiveSplitter` counts them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, Self
 
 from mdchunks.heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, MIN_BREADCRUMB_BUDGET
 
@@ -38,6 +38,7 @@ class Option:
     metavar: str | None = None
     shown_default: str | None = None  # what --help says the default is, when not the value
     choices_from_registry: bool = False  # a chunker's name: the registry's names
+    bounds: tuple[int, int] | None = None  # an int option's range, checked by the CLI too
 
 
 def option(default: Any, **info: Any) -> Any:
@@ -145,6 +146,7 @@ class ChunkOptions:
         help="Structure chunker: headings of levels 1..N start sections; deeper "
         "headings stay in the text as content.",
         check=_split_levels,
+        bounds=(1, 6),
         read_by=("structure",),
         metavar="N",
     )
@@ -181,6 +183,20 @@ class ChunkOptions:
                 if problem:
                     found.append(problem)
         return found
+
+    def with_options(self, **options: Any) -> Self:
+        """These options with the given fields changed (None means keep), as the
+        CLI changes them: a chunk size given without a minimum or an overlap
+        that the old ones would no longer fit (500 against the default minimum
+        of 1000) scales them, to half the chunk size and a tenth of it."""
+        changes = {name: value for name, value in options.items() if value is not None}
+        size = changes.get("chunk_size")
+        if isinstance(size, int) and size >= 1:
+            if "min_chunk_size" not in changes and self.min_chunk_size > size:
+                changes["min_chunk_size"] = max(1, size // 2)
+            if "chunk_overlap" not in changes and self.chunk_overlap >= size:
+                changes["chunk_overlap"] = size // 10
+        return replace(self, **changes)
 
     def reads(self, name: str) -> bool:
         """Whether the chosen chunker reads option `name` (a recipe's fingerprint

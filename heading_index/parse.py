@@ -20,6 +20,7 @@ _DEFINITION_QUERY: Query | None = None
 # quote, list item, ...) makes a heading content, not structure.
 _STRUCTURAL_CONTAINERS = frozenset({"document", "section"})
 _HEADING_TYPES = frozenset({"atx_heading", "setext_heading"})
+_FRONT_MATTER_TYPES = frozenset({"minus_metadata", "plus_metadata"})
 _LEVEL_OF_MARKER = {
     "atx_h1_marker": 1,
     "atx_h2_marker": 2,
@@ -170,6 +171,15 @@ def structural_headings(tree: Tree, source: bytes) -> list[RawHeading]:
         elif node.type in _STRUCTURAL_CONTAINERS:
             pending.extend(reversed(node.children))
     return found
+
+
+def front_matter_end_byte(tree: Tree) -> int:
+    """Byte offset just past the YAML (`---`) or TOML (`+++`) front matter that
+    opens the parsed document, 0 if it has none."""
+    first = tree.root_node.child(0)
+    if first is None or first.type not in _FRONT_MATTER_TYPES:
+        return 0
+    return first.end_byte
 
 
 def definition_sites(tree: Tree, source: bytes) -> DefinitionSites:

@@ -214,6 +214,7 @@ def _renumbered(heading: Heading, renumber: dict[int, int]) -> Heading:
         section_end=heading.section_end,
         path=heading.path,
         parent=parent,
+        lead_in=heading.lead_in,
     )
 
 
@@ -318,12 +319,12 @@ def _last_absorbed(
         and following < len(sections)
         and sections[following].level >= level
     ):
-        body = sections[following].body
-        if body is not None:
-            grown = size + utf8_len(text[end : body[1]])
+        next_body = sections[following].body
+        if next_body is not None:
+            grown = size + utf8_len(text[end : next_body[1]])
             if grown > options.chunk_size:
                 break
-            last, size, end = following, grown, body[1]
+            last, size, end = following, grown, next_body[1]
         following += 1
     return last, end
 
@@ -465,8 +466,8 @@ class StructureChunker:
             HeadingChunk(
                 start=c.start,
                 end=c.end,
-                start_line=lines.of(c.start),
-                end_line=lines.of(max(c.start, c.end - 1)),
+                start_line=lines.span(c.start, c.end)[0],
+                end_line=lines.span(c.start, c.end)[1],
                 text=c.text,
                 heading_text=c.heading_text,
                 heading_level=c.heading_level,

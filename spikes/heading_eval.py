@@ -20,7 +20,8 @@ from importlib import metadata
 from pathlib import Path
 
 import click
-from mdchunks.heading_index import HEADING_INDEX_VERSION, STRUCTURE_CHUNKER_VERSION, build_index
+from mdchunks.heading_index import HEADING_INDEX_VERSION, build_index
+from mdchunks.heading_index.chunkers import chunker_versions
 
 from spikes.corpus import read_corpus
 from spikes.metrics import score, total
@@ -52,7 +53,13 @@ def evaluate(roots: Sequence[Path], modes: Sequence[Mode], budgets: Budgets) -> 
             index = build_index(document.text)
             for mode in modes:
                 spans = mode.chunk(document.text, budgets)
-                row = Row(document.path, mode.name, score(index, spans, document.text))
+                scores = score(
+                    index,
+                    spans,
+                    document.text,
+                    leaves_heading_lines_out=mode.leaves_heading_lines_out,
+                )
+                row = Row(document.path, mode.name, scores)
                 per_mode[mode.name].append(row)
                 documents.append(row)
         totals.extend(
@@ -76,8 +83,9 @@ def provenance(evaluation: Evaluation, budgets: Budgets, argv: Sequence[str]) ->
         f"# {corpora}, measured {datetime.date.today().isoformat()} with "
         f"cocoindex {version('cocoindex')}, tree-sitter {version('tree-sitter')}, "
         f"tree-sitter-markdown {version('tree-sitter-markdown')}, "
-        f"heading_index v{HEADING_INDEX_VERSION}, structure chunker v{STRUCTURE_CHUNKER_VERSION}, "
-        f"Python {platform.python_version()}; budgets {budgets.chunk_size}/"
+        f"heading_index v{HEADING_INDEX_VERSION}, "
+        + "".join(f"{name} chunker v{v}, " for name, v in chunker_versions().items())
+        + f"Python {platform.python_version()}; budgets {budgets.chunk_size}/"
         f"{budgets.min_chunk_size}/{budgets.chunk_overlap} UTF-8 bytes, "
         f"split levels 1-{budgets.split_levels}; "
         f"command: python -m spikes.heading_eval {shlex.join(argv)}"
@@ -177,15 +185,17 @@ def main(
       hdgs             headings (all levels)
       chunks           chunks
       hdg-aligned      headings that start a chunk / headings: a chunk starts
-                       at the heading, or at its body start (the first
-                       non-blank line after the heading line(s), if before the
-                       next heading: where a chunker that leaves heading lines
-                       out starts)
+                       at the heading; for the structure modes, which leave
+                       heading lines out of chunk text, a chunk at its body
+                       start (the first non-blank line after the heading
+                       line(s), if before the next heading) counts too
       pure             chunks with no heading starting strictly inside / chunks
       truthful         chunk characters inside the text of the heading the
                        chunk's breadcrumb names (up to the next heading of any
                        level); budget splitters name the governing heading,
-                       the last one starting at or before the chunk
+                       the last one starting at or before the chunk (front
+                       matter and blank lines before a chunk's first heading
+                       do not count: the chunk starts at that heading)
       truthful-nested  the same, up to the end of that heading's section
     Totals per PATH: summed counts, character-weighted fractions. n/a: 0/0.
     """

@@ -4,15 +4,18 @@ Every metric takes a document's `HeadingIndex` and its chunks' code-point
 spans `[start, end)` and returns a `Ratio` (hits over a total), so that
 per-corpus totals are plain sums of numerators over sums of denominators:
 
-- `aligned`: headings that start a chunk / headings. A heading starts a chunk
-  when some chunk starts at its `start` or, given the document text, at its
-  **body start**: the start of the first line after the heading's own
-  line(s) (`h.end`) that is not blank (whitespace only), if that line comes
-  before the next heading of any level. A chunker that leaves heading lines
-  out of chunk text (the structure-first chunker) starts a section's chunk
-  exactly there; the budget splitter starts at the heading itself. A heading
-  followed by nothing but blank lines up to the next heading has no body
-  start: only a chunk at its own start aligns it.
+- `aligned`: headings that start a chunk / headings (the spike's
+  "heading-aligned chunk starts"): some chunk starts at the heading's
+  `start`. For a chunker that leaves heading lines out of chunk text (the
+  structure-first chunker, `leaves_heading_lines_out=True`, given the
+  document text) a chunk at the heading's **body start** counts too: the
+  start of the first line after the heading's own line(s) (`h.end`) that is
+  not blank (whitespace only), if that line comes before the next heading of
+  any level; that chunker starts a section's chunk exactly there. For no
+  other chunker: a budget splitter's chunk starting at a body start has left
+  the heading line at the end of the previous chunk, the very failure the
+  metric exists to catch. A heading followed by nothing but blank lines up to
+  the next heading has no body start: only a chunk at its own start aligns it.
 - `pure`: chunks with no heading start strictly inside them
   (`start < h.start < end`) / chunks.
 - `truthful`: characters of each chunk inside `[g.start, next heading start
@@ -28,11 +31,13 @@ breadcrumb names (the structure-first chunker: a merged chunk names its first
 section or, with the common-ancestor rule, an ancestor) gives it in
 `Span.named`, as an index into the document's full `HeadingIndex` (`ROOT`, -1,
 for the document root). Otherwise (`named` is None: the budget splitter) it is
-the governing heading, the last heading with `g.start <= chunk.start`, which
-is exactly what `heading_index.assign` stores. Either way the metrics score
-what the stored breadcrumb claims, and characters count where they overlap
-the claimed span (a chunk may start after `g.start` or, for an ancestor, even
-before a deeper heading: only the overlap counts).
+the governing heading of DESIGN section 3, which is exactly what
+`heading_index.assign` stores: the last heading with `g.start <= chunk.start`,
+where a chunk whose text before its first heading is only front matter and
+blank lines (`Heading.lead_in`) counts as starting at that heading. Either
+way the metrics score what the stored breadcrumb claims, and characters count
+where they overlap the claimed span (a chunk may start after `g.start` or,
+for an ancestor, even before a deeper heading: only the overlap counts).
 
 Edge cases, chosen explicitly:
 - No headings: `aligned` is 0/0 (undefined: `Ratio.value` is None, shown as
@@ -44,8 +49,8 @@ Edge cases, chosen explicitly:
   and no characters.
 - Overlapping chunks are counted as they are: characters of an overlap count
   once per chunk that holds them (the weights are the chunks' own lengths).
-- Without the document text (`text=None`), `aligned` counts heading starts
-  only; the harness always passes the text.
+- `leaves_heading_lines_out=True` needs the document text (ValueError
+  without it).
 
 Mapping chunks to headings is a bisect over the sorted heading starts, never
 a scan of all headings per chunk.
@@ -150,15 +155,32 @@ def _check(index: HeadingIndex, spans: Sequence[Span]) -> None:
             )
 
 
-def _named(starts: Sequence[int], span: Span) -> int:
-    """Index of the heading the chunk names, or -1 (the document root).
+class _Named:
+    """Which heading each chunk names: `Span.named`, or the governing heading."""
 
-    Given (`span.named`), or else the governing heading: the last heading with
-    start <= span.start, -1 for a chunk before the first heading (preamble).
-    """
-    if span.named is not None:
-        return span.named
-    return bisect_right(starts, span.start) - 1
+    def __init__(self, index: HeadingIndex) -> None:
+        self.starts = _starts(index)
+        self._lead_starts = [heading.start - heading.lead_in for heading in index.headings]
+
+    def of(self, span: Span) -> int:
+        """Index of the heading the chunk names, or -1 (the document root).
+
+        Given (`span.named`), or else the governing heading: the last heading
+        with start <= span.start, or the first heading inside the chunk if only
+        front matter and blank lines precede it there; -1 for a chunk before
+        the first heading (preamble).
+        """
+        if span.named is not None:
+            return span.named
+        found = bisect_right(self.starts, span.start) - 1
+        following = found + 1
+        if (
+            following < len(self.starts)
+            and self._lead_starts[following] <= span.start
+            and self.starts[following] < span.end
+        ):
+            return following
+        return found
 
 
 def _overlap(span: Span, low: int, high: int) -> int:
@@ -168,14 +190,13 @@ def _overlap(span: Span, low: int, high: int) -> int:
 def governing(index: HeadingIndex, spans: Sequence[Span]) -> list[Heading | None]:
     """Each chunk's named heading, or None for the document root.
 
-    For a span without `named`: the governing heading (the last with start <=
-    chunk.start), the same rule as `heading_index.assign` (DESIGN section 3),
-    so the breadcrumb the flow stores for the chunk is this heading's path.
+    For a span without `named`: the governing heading, the same rule as
+    `heading_index.assign` (DESIGN section 3), so the breadcrumb the flow
+    stores for the chunk is this heading's path.
     """
     _check(index, spans)
-    starts = _starts(index)
-    found = (_named(starts, span) for span in spans)
-    return [index.headings[g] if g >= 0 else None for g in found]
+    named = _Named(index)
+    return [index.headings[g] if g >= 0 else None for g in map(named.of, spans)]
 
 
 def body_starts(text: str, index: HeadingIndex) -> list[int | None]:
@@ -205,12 +226,24 @@ def _first_content_line(text: str, start: int, limit: int) -> int | None:
     return None
 
 
-def aligned(index: HeadingIndex, spans: Sequence[Span], text: str | None = None) -> Ratio:
-    """Headings that start a chunk (at their start or, given `text`, their body
-    start), over headings."""
+def aligned(
+    index: HeadingIndex,
+    spans: Sequence[Span],
+    text: str | None = None,
+    *,
+    leaves_heading_lines_out: bool = False,
+) -> Ratio:
+    """Headings that start a chunk, over headings: a chunk starts at the
+    heading or, for a chunker that leaves heading lines out of its chunks
+    (`leaves_heading_lines_out=True`, `text` given), at its body start."""
     _check(index, spans)
     chunk_starts = {span.start for span in spans}
-    bodies = body_starts(text, index) if text is not None else [None] * len(index.headings)
+    if not leaves_heading_lines_out:
+        bodies: list[int | None] = [None] * len(index.headings)
+    elif text is None:
+        raise ValueError("body starts need the document text")
+    else:
+        bodies = body_starts(text, index)
     hits = sum(
         1
         for heading, body in zip(index.headings, bodies, strict=True)
@@ -236,10 +269,11 @@ def truthful(index: HeadingIndex, spans: Sequence[Span]) -> Ratio:
     level, else the document end); the document root's is `[0, start_0)`.
     """
     _check(index, spans)
-    starts = _starts(index)
+    named = _Named(index)
+    starts = named.starts
     hits = 0
     for span in spans:
-        g = _named(starts, span)
+        g = named.of(span)
         low = starts[g] if g >= 0 else 0
         high = starts[g + 1] if g + 1 < len(starts) else index.length
         hits += _overlap(span, low, high)
@@ -253,10 +287,10 @@ def truthful_nested(index: HeadingIndex, spans: Sequence[Span]) -> Ratio:
     included; a chunk naming the document root counts whole.
     """
     _check(index, spans)
-    starts = _starts(index)
+    named = _Named(index)
     hits = 0
     for span in spans:
-        g = _named(starts, span)
+        g = named.of(span)
         if g < 0:
             hits += span.length
             continue
@@ -265,13 +299,20 @@ def truthful_nested(index: HeadingIndex, spans: Sequence[Span]) -> Ratio:
     return Ratio(hits, sum(span.length for span in spans))
 
 
-def score(index: HeadingIndex, spans: Sequence[Span], text: str | None = None) -> Scores:
-    """Every metric of one document split into `spans` (`text`: for `aligned`)."""
+def score(
+    index: HeadingIndex,
+    spans: Sequence[Span],
+    text: str | None = None,
+    *,
+    leaves_heading_lines_out: bool = False,
+) -> Scores:
+    """Every metric of one document split into `spans` (`text` and
+    `leaves_heading_lines_out`: for `aligned`)."""
     return Scores(
         chars=index.length,
         headings=len(index.headings),
         chunks=len(spans),
-        aligned=aligned(index, spans, text),
+        aligned=aligned(index, spans, text, leaves_heading_lines_out=leaves_heading_lines_out),
         pure=pure(index, spans),
         truthful=truthful(index, spans),
         truthful_nested=truthful_nested(index, spans),

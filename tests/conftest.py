@@ -187,3 +187,37 @@ def embedded() -> Iterator[EmbeddedServer]:
         server = EmbeddedServer(folder)
         server.url()  # initdb and start, once for the session
         yield server
+
+
+# -- the quick tier ---------------------------------------------------------------
+# `pytest -m quick` runs the pure tests: no PostgreSQL, no cocoindex engine run,
+# no wheel build (README: Tests). A test is quick unless it asks, directly or
+# through another fixture, for one of SLOW_FIXTURES, lives in a SLOW_FOLDERS
+# folder, or is marked `slow` (an engine run without a database fixture). With
+# `-m quick` the property tests also take the hypothesis profile `quick`: a
+# tenth of their examples (`examples()` in tests/hypothesis_budget.py).
+
+SLOW_FIXTURES = frozenset({"postgres_server", "embedded", "installed"})
+SLOW_FOLDERS = ("benchmarks", "reliability")
+QUICK_PROFILE = "quick"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("markexpr", "") == "quick":
+        from hypothesis import settings
+
+        settings.register_profile(QUICK_PROFILE, max_examples=10)
+        settings.load_profile(QUICK_PROFILE)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        folder = item.path.resolve().relative_to(tests).parts[0]
+        slow = (
+            SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or folder in SLOW_FOLDERS
+            or item.get_closest_marker("slow") is not None
+        )
+        if not slow:
+            item.add_marker(pytest.mark.quick)

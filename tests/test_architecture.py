@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,9 +27,19 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel, built from this checkout and unpacked: mdchunks as a user's
     site-packages has it (flow/, heading_index/ and migrations/ under one name)."""
     out = tmp_path_factory.mktemp("wheel")
+    # Built from a copy: setuptools writes build/ next to the sources, which
+    # two runs in one checkout would share.
+    source = out / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for folder in ("flow", "heading_index", "migrations"):
+        shutil.copytree(
+            ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__")
+        )
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
     subprocess.run(
-        [*pip_wheel, "-w", str(out), str(ROOT)],
+        [*pip_wheel, "-w", str(out), str(source)],
         check=True,
         capture_output=True,
     )
@@ -66,10 +77,26 @@ def test_import_contracts_hold(installed: Path) -> None:
 
 
 _IMPORT_EVERYTHING = """
-import importlib, json, os, pkgutil, sys
-before = dict(os.environ)
+import importlib, json, logging, os, pkgutil, signal, sys, warnings
+def host():  # what a host process owns: environment, logging, signal handlers, warnings
+    return {
+        **{f"env {k}": v for k, v in os.environ.items()},
+        "root logger level": logging.root.level,
+        "root logger handlers": repr(logging.root.handlers),
+        "SIGINT handler": repr(signal.getsignal(signal.SIGINT)),
+        "SIGTERM handler": repr(signal.getsignal(signal.SIGTERM)),
+        "warning filters": repr(warnings.filters),
+    }
+def diff(a, b, only=""):
+    return {k for k in set(a) | set(b) if k.startswith(only) and a.get(k) != b.get(k)}
+start = host()
 import mdchunks.heading_index
 light = "cocoindex" not in sys.modules
+changed = diff(start, host())
+# The engine's own import side effects are not ours (numpy, under cocoindex,
+# adds warning filters of its own): the rest is measured from here.
+import cocoindex, psycopg
+before = host()
 import mdchunks
 names = [m.name for m in pkgutil.walk_packages(mdchunks.__path__, "mdchunks.")]
 index = mdchunks.heading_index
@@ -79,8 +106,9 @@ for name in names:
     importlib.import_module(name)
 for name in mdchunks.__all__:
     getattr(mdchunks, name)
-changed = sorted(k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k))
-print(json.dumps({"light": light, "changed": changed, "modules": len(names)}))
+after = host()
+changed |= diff(before, after) | diff(start, after, only="env ")
+print(json.dumps({"light": light, "changed": sorted(changed), "modules": len(names)}))
 """
 
 
@@ -163,16 +191,67 @@ def test_everything_imports_the_product_by_its_one_name() -> None:
 
 
 def test_ruff_is_clean() -> None:
+    # Lint and format, as COMMON practice: `ruff check . && ruff format --check .`.
+    for command in (["check", "--no-cache", "."], ["format", "--check", "--no-cache", "."]):
+        result = subprocess.run([_tool("ruff"), *command], cwd=ROOT, capture_output=True, text=True)
+        assert result.returncode == 0, f"ruff {command[0]}:\n{result.stdout}{result.stderr}"
+
+
+def _repo_paths(report: str) -> str:
+    """mypy's paths of the installed layout as files of the repository."""
+    report = re.sub(r"(?m)^mdchunks/heading_index/", "heading_index/", report)
+    report = re.sub(r"(?m)^mdchunks/migrations/", "migrations/", report)
+    return re.sub(r"(?m)^mdchunks/", "flow/", report)
+
+
+def test_mypy_strict_finds_no_error(installed: Path) -> None:
+    # The configuration is pyproject.toml [tool.mypy]: strict, relaxed only for
+    # third-party packages without type information. It is read here, so that
+    # no relaxation of our own code slips in unnoticed.
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert config["strict"] is True and "ignore_errors" not in config
+    for override in config.get("overrides", []):
+        modules = override["module"]
+        assert not any(m.startswith("mdchunks") for m in modules), override
+        assert set(override) - {"module"} <= {
+            "ignore_missing_imports",
+            "follow_imports",
+            "follow_imports_for_stubs",
+        }, override
+    # On the installed layout (mypy cannot follow the editable install's mapped
+    # folders), with the test environment's packages.
     result = subprocess.run(
-        [_tool("ruff"), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(ROOT / ".mypy_cache"),
+            "-p",
+            "mdchunks",
+        ],
+        cwd=installed,
+        capture_output=True,
+        text=True,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
+    report = _repo_paths(result.stdout + result.stderr)
+    assert result.returncode == 0, report
+    # Every module was checked: none fell out of the run unnoticed (mypy counts
+    # a folder without __init__.py, migrations/optional, as a namespace package).
+    package = installed / "mdchunks"
+    folders = [p for p in package.rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    namespaces = [f for f in folders if not (f / "__init__.py").exists()]
+    modules = len(list(package.rglob("*.py"))) + len(namespaces)
+    assert f"Success: no issues found in {modules} source files" in result.stdout, report
 
 
-def test_the_tests_run_at_the_lowest_cocoindex_we_declare() -> None:
+def test_dev_py_installs_the_suite_at_the_lowest_cocoindex_we_declare() -> None:
     # pyproject declares a range, so a host keeps its own 1.0.x; dev.py installs
     # the suite with tests/constraints-lowest.txt, pinned to its lower bound.
-    import re
     import tomllib
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]

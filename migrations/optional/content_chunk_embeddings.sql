@@ -28,3 +28,18 @@ CREATE TABLE IF NOT EXISTS content_chunk_embeddings (
 
 CREATE INDEX IF NOT EXISTS content_chunk_embeddings_source_model_idx
     ON content_chunk_embeddings (source, model);
+
+COMMENT ON TABLE content_chunk_embeddings IS
+    'mdchunks (optional, `ingest --embed`): one vector per chunk of content_chunks, for `mdchunks search --method semantic|hybrid`.';
+COMMENT ON COLUMN content_chunk_embeddings.id IS
+    'The chunk''s id (content_chunks.id); deleting the chunk deletes its vector.';
+COMMENT ON COLUMN content_chunk_embeddings.source IS
+    'The chunk''s source (as content_chunks.source).';
+COMMENT ON COLUMN content_chunk_embeddings.rel_path IS
+    'The chunk''s document (as content_chunks.rel_path).';
+COMMENT ON COLUMN content_chunk_embeddings.model IS
+    'The sentence model that made the vector (all-MiniLM-L6-v2).';
+COMMENT ON COLUMN content_chunk_embeddings.input_md5 IS
+    'md5 of the text embedded (the chunk''s embed_text, or its text when that is empty): a chunk whose text changed is embedded again.';
+COMMENT ON COLUMN content_chunk_embeddings.embedding IS
+    'The vector (384 dimensions), compared by cosine distance.';

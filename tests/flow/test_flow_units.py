@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from mdchunks import NAMESPACE, Recipe, SearchHit, chunk_id
 from mdchunks.app import rel_path_of
 from mdchunks.database import redact, scrub
 from mdchunks.heading_index import StructureOptions
+from mdchunks.heading_index.chunkers import CHUNKERS
 from mdchunks.listing import walk
 from mdchunks.queries import QUERIES, parse
 
@@ -33,13 +35,13 @@ def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
         Recipe(min_chunk_size=999),
         Recipe(chunk_overlap=201),
         Recipe(headings=False),
-        Recipe(heading_index_version="2"),
+        Recipe(heading_index_version="1"),
         Recipe(languages=((".md", "markdown"),)),
         Recipe(breadcrumb_budget=100),
         Recipe(chunker="structure"),
         Recipe(chunker="structure", split_levels=2),
         Recipe(chunker="structure", merged_path="common"),
-        Recipe(chunker="structure", structure_chunker_version="2"),
+        Recipe(chunker="structure", chunker_version="2"),
     ]
     assert len({v.fingerprint() for v in variants} | {base.fingerprint()}) == len(variants) + 1
     assert Recipe.from_json(base.to_json()) == base
@@ -47,18 +49,27 @@ def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
     assert Recipe.from_json(structure.to_json()) == structure
 
 
-def test_structure_only_fields_leave_the_recursive_fingerprint_alone() -> None:
+def test_structure_only_fields_leave_the_recursive_fingerprint_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # They decide nothing under the budget splitter, so they re-process nothing:
     # neither the fingerprint (the `recipe` column) nor the memo key changes.
     base = Recipe()
     for other in (
         Recipe(split_levels=2),
         Recipe(merged_path="common"),
-        Recipe(structure_chunker_version="2"),
     ):
         assert other.fingerprint() == base.fingerprint()
         assert coco_memo_fingerprint(other) == coco_memo_fingerprint(base)
     assert coco_memo_fingerprint(Recipe(chunk_size=2001)) != coco_memo_fingerprint(base)
+    # Nor does a new version of the structure chunker (only the chosen
+    # chunker's version is part of a recipe), while it does re-process its own.
+    structure = Recipe(chunker="structure")
+    before = (base.fingerprint(), structure.fingerprint())
+    bumped = dataclasses.replace(CHUNKERS["structure"], version="999")
+    monkeypatch.setitem(CHUNKERS, "structure", bumped)
+    assert Recipe().fingerprint() == before[0]
+    assert Recipe(chunker="structure").fingerprint() != before[1]
 
 
 def test_the_recipe_validates_the_structure_options() -> None:

@@ -42,7 +42,7 @@ def _host_env(database_url: str, state: Path) -> dict[str, str]:
 def test_the_example_app_writes_the_clis_rows_plus_its_own_column(
     docs: Path, ingest: Ingest, database_url: str, tmp_path: Path
 ) -> None:
-    assert len(EXAMPLE.read_text().splitlines()) <= 75  # "about 60 lines" of app
+    assert len([line for line in EXAMPLE.read_text().splitlines() if line.strip()]) <= 60
     assert ingest(docs).ok
     env = _host_env(database_url, tmp_path / "host-state")
     subprocess.run(
@@ -78,7 +78,9 @@ _HOST = textwrap.dedent(
         index.HEADING_INDEX_VERSION = sys.argv[2]
     import asyncpg, cocoindex as coco
     from cocoindex.connectors import localfs
+    from cocoindex.resources.file import FileLike
     import mdchunks
+    from mdchunks import split_markdown
 
     DB = coco.ContextKey[asyncpg.Pool]("host_db")
     DOCS = coco.ContextKey[pathlib.Path]("host_docs")
@@ -90,19 +92,30 @@ _HOST = textwrap.dedent(
             builder.provide(DOCS, pathlib.Path(sys.argv[1]))
             yield
 
+    @coco.fn(memo=True)
+    async def own_file(file: FileLike, table, options: mdchunks.ChunkOptions) -> None:
+        chunks = split_markdown(mdchunks.document_text(await file.read()), options)
+        rel_path = file.file_path.path.as_posix()
+        for row in mdchunks.chunk_rows(chunks, source="own", rel_path=rel_path):
+            table.declare_row(row=row)
+
     @coco.fn
     async def app_main():
-        table = await mdchunks.mount_chunk_table(DB, "host_chunks")
+        table = await mdchunks.mount_chunk_table(DB, sys.argv[5])
         files = localfs.walk_dir(DOCS, recursive=True)
-        await coco.mount_each(mdchunks.process_markdown_file, files.items(), table, "docs")
+        if sys.argv[4] == "ready-made":
+            await coco.mount_each(mdchunks.process_markdown_file, files.items(), table, "docs")
+        else:
+            await coco.mount_each(own_file, files.items(), table, mdchunks.ChunkOptions())
 
-    app = coco.App(coco.AppConfig(name="Host"), app_main)
+    app = coco.App(coco.AppConfig(name="Host" + sys.argv[4]), app_main)
 
     async def main():
         async with coco.runtime():
             handle = app.update()
             await handle.result()
-            group = handle.stats().by_component["process_markdown_file"]
+            stats = handle.stats().by_component
+            group = stats.get("process_markdown_file") or stats["own_file"]
             print(json.dumps({"adds": group.num_adds, "reprocessed": group.num_reprocesses,
                               "unchanged": group.num_unchanged}))
 
@@ -111,11 +124,15 @@ _HOST = textwrap.dedent(
 )
 
 
+@pytest.mark.parametrize("per_file", ["ready-made", "own"])
 def test_a_hosts_memo_re_runs_when_our_logic_changes(
-    docs: Path, database_url: str, tmp_path: Path
+    per_file: str, docs: Path, database_url: str, tmp_path: Path
 ) -> None:
+    # Both a host that hands our per-file function to mount_each and one with
+    # a memoized function of its own around split_markdown.
+    table = f"host_{per_file.replace('-', '_')}"
     with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(mdchunks.chunk_table_sql("host_chunks"))
+        conn.execute(mdchunks.chunk_table_sql(table))
     script = tmp_path / "host.py"
     script.write_text(_HOST)
     env = _host_env(database_url, tmp_path / "host-state")
@@ -123,7 +140,7 @@ def test_a_hosts_memo_re_runs_when_our_logic_changes(
 
     def run(version: str) -> dict[str, int]:
         done = subprocess.run(
-            [sys.executable, str(script), str(docs), version, database_url],
+            [sys.executable, str(script), str(docs), version, database_url, per_file, table],
             env=env,
             check=True,
             capture_output=True,
@@ -137,7 +154,7 @@ def test_a_hosts_memo_re_runs_when_our_logic_changes(
     assert run("upgraded") == {"adds": 0, "reprocessed": documents, "unchanged": 0}
     assert run("upgraded")["unchanged"] == documents
     with psycopg.connect(database_url) as conn:
-        (rows,) = conn.execute("SELECT count(*) FROM host_chunks").fetchone() or (0,)
+        (rows,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone() or (0,)
     assert rows > documents
 
 
@@ -206,3 +223,19 @@ def test_chunk_options_validate_like_the_cli() -> None:
     with pytest.raises(ValueError, match=r"unknown chunker 'semantic' \(known: recursive"):
         ChunkOptions(chunker="semantic")
     assert mdchunks.recipe_of(ChunkOptions()) == mdchunks.Recipe().fingerprint()
+
+
+def test_line_numbers_end_lines_as_the_heading_index_does() -> None:
+    from mdchunks.heading_index.chunk import LineNumbers
+
+    lines = LineNumbers("a\rb\r\nc\nd")  # CR, CRLF and LF each end a line
+    assert [lines.of(offset) for offset in range(8)] == [1, 1, 2, 2, 2, 3, 3, 4]
+    assert lines.span(0, 1) == (1, 1)
+    assert lines.span(0, 2) == (1, 1)  # a chunk ending with its line's end stays on it
+    assert lines.span(2, 8) == (2, 4)
+
+
+def test_the_table_sql_refuses_a_name_its_constraint_names_would_cut() -> None:
+    assert 'CREATE TABLE "s"."t"' in mdchunks.chunk_table_sql("t", pg_schema_name="s")
+    with pytest.raises(ValueError, match="too long"):
+        mdchunks.chunk_table_sql("x" * 40)

@@ -4,6 +4,7 @@ property tests and the golden files, which check them before comparing)."""
 from __future__ import annotations
 
 from mdchunks.heading_index import ChunkHeadings, HeadingIndex, assign
+from mdchunks.heading_index.blocks import front_matter_end
 
 
 def _nearest_shallower(index: HeadingIndex, i: int) -> int | None:
@@ -46,10 +47,25 @@ def check_index_invariants(text: str, index: HeadingIndex) -> None:
         assert "\n" not in h.text and h.text == " ".join(h.text.split())
 
 
-def expected_assignment(index: HeadingIndex, spans: list[tuple[int, int]]) -> list[ChunkHeadings]:
+def _effective_start(text: str, index: HeadingIndex, span: tuple[int, int]) -> int:
+    """Where DESIGN section 3 counts a chunk as starting: at its first heading
+    if the text before that is only front matter and blank lines."""
+    start, end = span
+    inside = [h.start for h in index.headings if start < h.start < end]
+    if not inside:
+        return start
+    front_matter = front_matter_end(text, index.headings[0].start)
+    before = text[max(start, front_matter) : inside[0]]
+    return inside[0] if before.strip(" \t\r\n") == "" else start
+
+
+def expected_assignment(
+    text: str, index: HeadingIndex, spans: list[tuple[int, int]]
+) -> list[ChunkHeadings]:
     """DESIGN section 3 read literally: a scan per chunk (fine for a test oracle)."""
     result = []
-    for position, (start, _) in enumerate(spans):
+    for position, span in enumerate(spans):
+        start = _effective_start(text, index, span)
         governing = [i for i, h in enumerate(index.headings) if h.start <= start]
         if not governing:
             result.append(ChunkHeadings(None, None, (), None))
@@ -66,17 +82,17 @@ def expected_assignment(index: HeadingIndex, spans: list[tuple[int, int]]) -> li
     return result
 
 
-def check_assignment(index: HeadingIndex, spans: list[tuple[int, int]]) -> None:
+def check_assignment(text: str, index: HeadingIndex, spans: list[tuple[int, int]]) -> None:
     assigned = assign(index, spans)
     assert len(assigned) == len(spans)
     first_start = index.headings[0].start if index.headings else None
-    for position, ((start, _), chunk) in enumerate(zip(spans, assigned, strict=True)):
+    for position, (span, chunk) in enumerate(zip(spans, assigned, strict=True)):
         nulls = (chunk.heading_text is None, chunk.heading_level is None, chunk.heading_path == ())
         assert len(set(nulls)) == 1, "the heading columns are NULL together"
-        preamble = first_start is None or start < first_start
+        preamble = first_start is None or _effective_start(text, index, span) < first_start
         assert nulls[0] == preamble
         if chunk.parent_position is not None:
             assert chunk.parent_position < position  # never self, never later
         if preamble:
             assert chunk.parent_position is None
-    assert assigned == expected_assignment(index, spans)
+    assert assigned == expected_assignment(text, index, spans)

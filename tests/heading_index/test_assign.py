@@ -89,3 +89,76 @@ def test_bisect_not_scan_per_chunk() -> None:
     assigned = assign(built, spans)
     assert assigned[7].heading_path == ("h6", "h7")
     assert assigned[7].parent_position == 6
+
+
+# --- front matter and blank lines before a chunk's first heading (DESIGN section 3) ---
+
+VITEPRESS = (
+    "---\ntitle: Teleport\nlayout: doc\n---\n\n"
+    "# Built-in Components\n\nIntro.\n\n## Teleport\n\nMoves content.\n\n"
+    "### Props\n\nto, disabled\n"
+)
+
+
+def test_a_chunk_of_front_matter_then_headings_is_governed_by_its_first_heading() -> None:
+    # The first chunk of a VitePress page often spans the front matter, the
+    # H1, an H2 and an H3: it starts in the front matter, but nothing but
+    # front matter and a blank line comes before the H1, so it is the H1's.
+    built = build_index(VITEPRESS)
+    h1 = built.headings[0]
+    assert (h1.text, h1.lead_in) == ("Built-in Components", h1.start)  # lead-in: all of [0, h1)
+    assert assign(built, [(0, len(VITEPRESS))]) == [
+        ChunkHeadings("Built-in Components", 1, ("Built-in Components",), None)
+    ]
+    # Starting anywhere in the front matter or the blank line after it.
+    for start in (1, VITEPRESS.index("layout"), h1.start - 1):
+        assert assign(built, [(start, len(VITEPRESS))])[0].heading_text == "Built-in Components"
+
+
+def test_toml_front_matter_and_crlf_too() -> None:
+    text = "+++\r\ntitle = 'x'\r\n+++\r\n\r\n\r\n## Install\r\nbody\r\n"
+    (columns,) = assign(build_index(text), [(0, len(text))])
+    assert (columns.heading_text, columns.heading_level) == ("Install", 2)
+
+
+def test_content_after_the_front_matter_is_still_the_preamble() -> None:
+    text = "---\ntitle: x\n---\n\nAn intro paragraph.\n\n# Guide\n\nbody\n"
+    built = build_index(text)
+    assert built.headings[0].lead_in == len("\n\n")  # the blank line before it only
+    assert assign(built, [(0, len(text))]) == [PREAMBLE]
+    assert assign(built, [(text.index("An intro"), len(text))]) == [PREAMBLE]
+    after_intro = text.index("\n\n# Guide")
+    assert assign(built, [(after_intro, len(text))])[0].heading_text == "Guide"
+
+
+def test_a_chunk_of_front_matter_alone_holds_no_heading() -> None:
+    built = build_index(VITEPRESS)
+    first = built.headings[0].start
+    assert assign(built, [(0, first - 1), (first - 1, first), (first, len(VITEPRESS))]) == [
+        PREAMBLE,
+        PREAMBLE,
+        ChunkHeadings("Built-in Components", 1, ("Built-in Components",), None),
+    ]
+
+
+def test_blank_lines_before_any_heading_are_not_content_either() -> None:
+    # Without front matter: blank lines at the top, and between sections. A
+    # chunk that starts on the blank line before `## B` is B's, not A's.
+    text = "\n\n# A\nalpha\n\n\n## B\nbeta\n"
+    built = build_index(text)
+    a, b = built.headings
+    assert (a.lead_in, b.lead_in) == (2, 3)  # "\n\n"; "\n\n\n" after "alpha"
+    blank_before_b = text.index("alpha") + len("alpha")
+    assert assign(built, [(0, blank_before_b), (blank_before_b, len(text))]) == [
+        ChunkHeadings("A", 1, ("A",), None),
+        ChunkHeadings("B", 2, ("A", "B"), 0),
+    ]
+    # Text before the heading that is not blank: governed by A, as before.
+    assert assign(built, [(text.index("pha"), len(text))])[0].heading_text == "A"
+
+
+def test_a_front_matter_fence_later_on_is_a_thematic_break() -> None:
+    # `---` that does not open the document is no front matter: the text
+    # before the heading is content, the chunk the preamble's.
+    text = "Intro.\n\n---\n\n# Guide\nbody\n"
+    assert assign(build_index(text), [(0, len(text))]) == [PREAMBLE]

@@ -7,6 +7,7 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from mdchunks.heading_index.breadcrumb import (
     ELLIPSIS,
     MIN_BREADCRUMB_BUDGET,
@@ -100,7 +101,7 @@ def test_embed_text() -> None:
     assert embed_text(None, "| 3 |", "| h |\n|---|") == "| h |\n|---|\n| 3 |"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     path=st.lists(st.text(max_size=80), max_size=8),
     budget=st.integers(min_value=MIN_BREADCRUMB_BUDGET, max_value=300),

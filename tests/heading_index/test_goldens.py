@@ -43,7 +43,7 @@ def _record(text: str) -> dict[str, list[list[object]]]:
     index = build_index(text)
     check_index_invariants(text, index)
     spans = _chunk_spans(text)
-    check_assignment(index, spans)
+    check_assignment(text, index, spans)
     return {
         # [level, text, start, end, section_end, path]
         "headings": [

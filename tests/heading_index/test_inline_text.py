@@ -9,6 +9,7 @@ import pytest
 from commonmark_reference import reference_headings
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from mdchunks.heading_index import build_index
 from mdchunks.heading_index.inline_text import plain_text
 
@@ -118,7 +119,7 @@ FRAGMENTS = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(FRAGMENTS, max_size=14).map("".join))
 def test_agrees_with_markdown_it_on_inline_soup(soup: str) -> None:
     # A letter first keeps the line a paragraph line; `===` makes it a heading.

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from mdchunks.heading_index.offsets import code_point_offsets
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.sampled_from(["a", "é", "日", "😀", "\n", "\r\n"]), max_size=50), st.data())
 def test_matches_decoding_the_prefix(parts: list[str], data: st.DataObject) -> None:
     text = "".join(parts)

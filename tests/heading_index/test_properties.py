@@ -7,12 +7,15 @@ import itertools
 from commonmark_reference import ReferenceHeading, line_of, reference_headings
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from index_invariants import check_assignment, check_index_invariants
 from markdown_strategies import ANY_TEXT, markdown_documents
 from mdchunks.heading_index import assign, build_index
 from mdchunks.heading_index.parse import heading_prefix_length, parse, structural_headings
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @st.composite
@@ -66,7 +69,7 @@ def test_parsing_the_heading_prefix_finds_the_same_headings(text: str) -> None:
 @given(documents_with_spans())
 def test_assign_follows_design_section_3(case: tuple[str, list[tuple[int, int]]]) -> None:
     text, spans = case
-    check_assignment(build_index(text), spans)
+    check_assignment(text, build_index(text), spans)
 
 
 @SETTINGS
@@ -75,7 +78,7 @@ def test_any_text_never_raises(text: str) -> None:
     index = build_index(text)
     check_index_invariants(text, index)
     spans = [(i, min(i + 7, len(text))) for i in range(0, len(text), 5)]
-    check_assignment(index, spans)
+    check_assignment(text, index, spans)
 
 
 @SETTINGS

@@ -485,3 +485,23 @@ def test_invalid_options_are_refused(options: dict[str, object]) -> None:
 def test_an_index_of_another_text_is_refused() -> None:
     with pytest.raises(ValueError, match="code points"):
         structure_chunks("# A\n", build_index("# AB\n"), StructureOptions(), ParagraphSplitter())
+
+
+def test_a_vitepress_page_opens_with_its_first_heading_not_a_preamble() -> None:
+    # Front matter, then H1, H2, H3 sections small enough to merge into one
+    # chunk: no preamble chunk (front matter is not content), and the merged
+    # chunk takes the H1's columns, as `assign` gives the budget splitter's
+    # chunk that spans the same text.
+    doc = (
+        "---\ntitle: Teleport\nlayout: doc\n---\n\n"
+        "# Built-in Components\n\nIntro.\n\n## Teleport\n\nMoves content.\n\n"
+        "### Props\n\nto, disabled\n"
+    )
+    (only,) = chunk(doc).chunks
+    assert only.text.startswith("Intro.") and only.text.endswith("to, disabled")
+    assert (only.heading_text, only.heading_level, only.heading_path) == (
+        "Built-in Components",
+        1,
+        ("Built-in Components",),
+    )
+    assert only.breadcrumb == "Built-in Components"

@@ -19,6 +19,7 @@ os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
 from cocoindex.ops.text import RecursiveSplitter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_budget import examples
 from mdchunks.heading_index import assign, build_index
 from mdchunks.heading_index.blocks import front_matter_end
 from mdchunks.heading_index.breadcrumb import embed_text, render
@@ -132,7 +133,7 @@ def options(draw: st.DrawFn, tiny_min: bool = True) -> StructureOptions:
 
 
 PROPERTY_SETTINGS = settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
@@ -281,7 +282,7 @@ def test_common_rule_never_names_a_section_the_text_is_not_in(
             assert c.heading.start <= c.start and c.end <= c.heading.section_end
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(documents(), options())
 def test_merges_only_join_sections_and_the_preamble_stays_alone(
     generated: tuple[str, int], opts: StructureOptions

@@ -123,6 +123,8 @@ def test_migrating_twice_at_once_applies_each_migration_once(database_url: str) 
     said = sorted(out.split(" ", 1)[0] for out, _ in outputs)
     assert said == ["applied", "schema"], outputs  # one applied them, the other found them
     with psycopg.connect(database_url) as conn:
-        (count,) = conn.execute("SELECT count(*) FROM _yoyo_migration").fetchone() or (0,)
+        (count,) = conn.execute(
+            f"SELECT count(*) FROM {migrate.BOOKKEEPING_SCHEMA}.{migrate.MIGRATION_TABLE}"
+        ).fetchone() or (0,)
     assert count == len(migrate.migration_ids())
     assert migrate.pending(database_url) == ()

@@ -30,6 +30,7 @@ from typing import Any
 
 import mdchunks
 import pytest
+from mdchunks import migrate
 from reliability_support import (
     RECIPE_A,
     RECIPE_B,
@@ -288,18 +289,25 @@ def test_an_engine_state_that_did_not_make_the_rows_is_not_trusted(
     assert not run("a").state_reset and run("a").processed == 0
 
 
+@pytest.mark.parametrize("schema", [migrate.BOOKKEEPING_SCHEMA, "public"])
 def test_a_migration_lock_left_by_a_killed_run_does_not_block_the_next(
-    database_url: str, tmp_path: Path
+    database_url: str, tmp_path: Path, schema: str
 ) -> None:
     """yoyo's migration lock is a row in `yoyo_lock`: a run killed while it
     migrates leaves the row behind, and yoyo alone would refuse every later
-    migration. This is that state, made by hand (table as yoyo creates it)."""
+    migration. This is that state, made by hand (table as yoyo creates it), in
+    the bookkeeping schema, or in `public` where an older mdchunks kept it."""
+    if schema != "public":
+        query(database_url, f"CREATE SCHEMA {schema}")
     query(
         database_url,
-        'CREATE TABLE yoyo_lock ("locked" INT DEFAULT 1, "ctime" TIMESTAMP, '
+        f'CREATE TABLE {schema}.yoyo_lock ("locked" INT DEFAULT 1, "ctime" TIMESTAMP, '
         '"pid" INT NOT NULL, PRIMARY KEY ("locked"))',
     )
-    query(database_url, "INSERT INTO yoyo_lock (locked, ctime, pid) VALUES (1, now(), 999999)")
+    query(
+        database_url,
+        f"INSERT INTO {schema}.yoyo_lock (locked, ctime, pid) VALUES (1, now(), 999999)",
+    )
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text("# A\n\ntext\n")
 
@@ -308,7 +316,9 @@ def test_a_migration_lock_left_by_a_killed_run_does_not_block_the_next(
     )
 
     assert report.ok and report.rows_total == 1
-    assert query(database_url, "SELECT count(*) FROM yoyo_lock") == [(0,)]
+    lock_table = f"{migrate.BOOKKEEPING_SCHEMA}.yoyo_lock"
+    assert query(database_url, f"SELECT count(*) FROM {lock_table}") == [(0,)]
+    assert query(database_url, "SELECT to_regclass('public.yoyo_lock')") == [(None,)]
 
 
 def test_a_run_stopped_after_the_engine_wrote_before_the_document_rows(

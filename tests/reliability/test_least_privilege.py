@@ -22,7 +22,7 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import Recipe
+from mdchunks import Recipe, migrate
 from psycopg import sql
 from reliability_support import (
     ROOT,
@@ -46,7 +46,10 @@ INGEST_GRANTS = {
     "mdchunks_documents": "SELECT, INSERT, UPDATE, DELETE",
     "mdchunks_sources": "SELECT, INSERT, UPDATE",
     "mdchunks_recipes": "SELECT, INSERT",
-    "_yoyo_migration": "SELECT",
+    # BM25's statistics, recomputed by every run that changed rows (migration 0008).
+    "mdchunks_search_stats": "SELECT, INSERT, UPDATE, DELETE",
+    "mdchunks_search_terms": "SELECT, INSERT, DELETE",
+    f"{migrate.BOOKKEEPING_SCHEMA}.{migrate.MIGRATION_TABLE}": "SELECT",
 }
 
 
@@ -72,11 +75,16 @@ def restricted(database_url: str) -> Iterator[str]:
         conn.execute(
             sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(database, sql.Identifier(role))
         )
-        conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(sql.Identifier(role)))
+        for schema in ("public", migrate.BOOKKEEPING_SCHEMA):
+            conn.execute(
+                sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
+                    sql.Identifier(schema), sql.Identifier(role)
+                )
+            )
         for name, rights in INGEST_GRANTS.items():
             conn.execute(
                 sql.SQL("GRANT {} ON TABLE {} TO {}").format(
-                    sql.SQL(rights), sql.Identifier(name), sql.Identifier(role)
+                    sql.SQL(rights), sql.Identifier(*name.split(".")), sql.Identifier(role)
                 )
             )
     try:

@@ -165,11 +165,15 @@ def test_a_chunker_that_leaves_heading_lines_out_is_aligned_at_body_starts() -> 
     # A's text merged with B's: [0, 5) "intro" (root), [10, 24) "aaaa\n## B\nbbbb"
     # naming A, [29, 31) "cc" naming C.
     chunks = [Span(0, 5, ROOT), Span(10, 24, 0), Span(29, 31, 2)]
-    # aligned with the text: starts {0, 10, 29} hit A's body (10) and C's (29),
-    # not B (start 15, body 20) -> 2/3; without the text only heading starts
-    # count (6, 15, 25: none) -> 0/3, as before body starts were defined.
-    assert aligned(INDEX, chunks, DOC) == Ratio(2, 3)
+    # aligned: starts {0, 10, 29} hit A's body (10) and C's (29), not B
+    # (start 15, body 20) -> 2/3. A budget splitter's chunks at the same
+    # starts would have left "# A" and "# C" at the ends of the chunks before
+    # them: only heading starts count (6, 15, 25: none) -> 0/3.
+    assert aligned(INDEX, chunks, DOC, leaves_heading_lines_out=True) == Ratio(2, 3)
+    assert aligned(INDEX, chunks, DOC) == Ratio(0, 3)
     assert aligned(INDEX, chunks) == Ratio(0, 3)
+    with pytest.raises(ValueError, match="document text"):
+        aligned(INDEX, chunks, leaves_heading_lines_out=True)
     # truthful: root names [0, 6): 5 of 5; A's own text [6, 15) holds [10, 15)
     #           of [10, 24): 5 of 14; C's [25, 32) holds all of [29, 31): 2 of 2
     #           -> (5 + 5 + 2) / (5 + 14 + 2) = 12/21
@@ -230,9 +234,14 @@ def test_body_starts_skip_blank_lines_and_stop_at_the_next_heading() -> None:
     assert BODY_DOC[U.start : U.end] == "## U\n"
     assert BODY_DOC[V.start : V.end] == "## V\n"
     assert body_starts(BODY_DOC, BODY_INDEX) == [8, None, 32]
-    # A chunk at V's start aligns V only: U, with no body, needs a chunk at 21.
-    assert aligned(BODY_INDEX, [Span(8, 20), Span(26, 33)], BODY_DOC) == Ratio(2, 3)
-    assert aligned(BODY_INDEX, [Span(21, 33)], BODY_DOC) == Ratio(1, 3)
+    # For a chunker that leaves heading lines out: a chunk at T's body start
+    # (8) aligns T; a chunk at V's start aligns V only: U, with no body,
+    # needs a chunk at 21.
+    out = {"leaves_heading_lines_out": True}
+    assert aligned(BODY_INDEX, [Span(8, 20), Span(26, 33)], BODY_DOC, **out) == Ratio(2, 3)
+    assert aligned(BODY_INDEX, [Span(21, 33)], BODY_DOC, **out) == Ratio(1, 3)
+    # For a budget splitter a chunk at 8 left "# T" behind: T is not aligned.
+    assert aligned(BODY_INDEX, [Span(8, 20), Span(26, 33)], BODY_DOC) == Ratio(1, 3)
     # A heading on the last line, without a line ending, has no body either.
     last = Heading(level=1, text="Z", start=0, end=3, section_end=3, path=("Z",))
     assert body_starts("# Z", HeadingIndex(headings=(last,), length=3)) == [None]
@@ -277,6 +286,29 @@ def test_a_preamble_chunk_that_runs_into_the_first_heading() -> None:
     assert truthful_nested(PREAMBLE_INDEX, whole) == Ratio(16, 16)
     assert pure(PREAMBLE_INDEX, whole) == Ratio(0, 1)
     assert aligned(PREAMBLE_INDEX, whole) == Ratio(0, 1)
+
+
+# --- front matter before the first heading -----------------------------------
+#   0-14  "---\nt: x\n---\n\n"  front matter and a blank line: lead-in of H
+#  14-18  "# H\n"                 H1 H, section [14, 25)
+#  18-25  "hhhhhh\n"
+FRONT_DOC = "---\nt: x\n---\n\n# H\nhhhhhh\n"
+H = Heading(level=1, text="H", start=14, end=18, section_end=25, path=("H",), lead_in=14)
+FRONT_INDEX = HeadingIndex(headings=(H,), length=25)
+
+
+def test_a_chunk_opening_with_front_matter_is_governed_by_its_first_heading() -> None:
+    assert FRONT_DOC[H.start : H.end] == "# H\n" and len(FRONT_DOC) == 25
+    # [0, 24) holds front matter, a blank line, then H: governed by H, as
+    # heading_index.assign stores it. truthful: H's text [14, 25) holds
+    # [14, 24) -> 10 of 24; nested the same. Not aligned: 0 is not H's start.
+    whole = spans((0, 24))
+    assert governing(FRONT_INDEX, whole) == [H]
+    assert truthful(FRONT_INDEX, whole) == Ratio(10, 24)
+    assert truthful_nested(FRONT_INDEX, whole) == Ratio(10, 24)
+    assert aligned(FRONT_INDEX, whole, FRONT_DOC) == Ratio(0, 1)
+    # A chunk of the front matter alone holds no heading: it names the root.
+    assert governing(FRONT_INDEX, spans((0, 14))) == [None]
 
 
 # --- documents with no headings ----------------------------------------------
