@@ -78,6 +78,7 @@ from typing import Any
 
 from mdchunks import api, database, embedding, retrieval
 from mdchunks.errors import MdchunksError
+from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
 from mdchunks.settings import Recipe
 
 from spikes.corpus import read_corpus
@@ -100,27 +101,32 @@ class Chunker:
 
 
 _BASE = Recipe(languages=MARKDOWN_ONLY)
-CHUNKERS: dict[str, Chunker] = {
-    chunker.name: chunker
-    for chunker in (
+
+
+def _chunkers() -> dict[str, Chunker]:
+    """The spike's baseline and every registered chunker's harness variants
+    (mdchunks.heading_index.chunkers): a new chunker is evaluated by itself."""
+    found = [
         Chunker(
             "none",
             "RecursiveSplitter(language=None), heading columns by position",
             _BASE.with_options(markdown_split="plain"),
-        ),
-        Chunker("markdown", 'RecursiveSplitter(language="markdown")', _BASE),
-        Chunker(
-            "structure-first",
-            "structure-first chunker, H1-H3, a merged chunk names its first section",
-            _BASE.with_options(chunker="structure", merged_path="first"),
-        ),
-        Chunker(
-            "structure-common",
-            "structure-first chunker, H1-H3, a merged chunk names the deepest common ancestor",
-            _BASE.with_options(chunker="structure", merged_path="common"),
-        ),
-    )
-}
+        )
+    ]
+    for registered in CHUNKER_REGISTRY.values():
+        for mode, changes in registered.modes:
+            described = ", ".join(f"{name} {value}" for name, value in changes.items())
+            found.append(
+                Chunker(
+                    mode,
+                    registered.description + (f" ({described})" if described else ""),
+                    _BASE.with_options(chunker=registered.name, **changes),
+                )
+            )
+    return {chunker.name: chunker for chunker in found}
+
+
+CHUNKERS: dict[str, Chunker] = _chunkers()
 OVERS = ("text", "embed_text", "product")
 METHODS = (*retrieval.METHODS, "default")
 MATCHES = retrieval.MATCHES
