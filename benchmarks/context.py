@@ -113,7 +113,7 @@ class Context:
 
     def corpus(self, key: str) -> corpora.Corpus:
         """A corpus by key, made on first use: rust-book, tldr, generated, big,
-        index-doc, growth-x<k>."""
+        index-doc, long, growth-x<k>."""
         if key not in self._corpora:
             self._corpora[key] = self._make(key)
         return self._corpora[key]
@@ -127,6 +127,7 @@ class Context:
             "generated": lambda: corpora.many_files(folder, self.plan.generated_files),
             "big": lambda: corpora.big_document(folder, self.plan.big_doc_mb),
             "index-doc": lambda: corpora.big_document(folder, self.plan.index_doc_mb),
+            "long": lambda: corpora.long_documents(folder, self.plan.long_mb),
         }
         if key.startswith("growth-x"):
             copies = int(key.removeprefix("growth-x"))
