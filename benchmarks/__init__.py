@@ -4,8 +4,8 @@
 
 Not shipped and imported by nothing: it may import `flow`, `heading_index`
 and `cocoindex`. Each stage compares us with a baseline measured in the same
-run on the same machine (the splitter alone, or a bare cocoindex app in the
-same PostgreSQL), so the ratios mean something on a shared, noisy machine
+run on the same machine (the splitter alone, a bare cocoindex app or the
+peer script in the same PostgreSQL), so the ratios mean something on a shared, noisy machine
 where absolute times do not. Modules:
 
 - `corpora`: the real corpora (bundled in `corpora/`, or folders given) and
@@ -14,5 +14,8 @@ where absolute times do not. Modules:
 - `bare_app`: the baseline cocoindex app (the upstream example's shape);
 - `postgres`: a throwaway embedded PostgreSQL and per-trial databases;
 - `worker`: one measured job in a fresh subprocess (time and peak memory);
-- `stages`: the six stages; `report`: the table and the JSON.
+- `peer`: the script a user would write instead (LangChain's splitters, rows
+  COPYed into a table with a generated tsvector and a GIN index), stage 7;
+- `breakdown`: timers around each step of one ingest, stage 8;
+- `stages`: the eight stages; `report`: the tables and the JSON.
 """

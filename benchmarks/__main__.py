@@ -3,7 +3,8 @@
     COCOINDEX_DISABLE_USAGE_TRACKING=1 .venv/bin/python -m benchmarks
     .venv/bin/python -m benchmarks --quick --only index,memory
 
-A full run takes about 20 minutes on 2 cores; `--quick` uses small corpora
+A full run takes about 35 minutes on 2 cores (stages 7 and 8, the peer
+and the breakdown, about 10 of them: `--only peer,breakdown`); `--quick` uses small corpora
 and one run per figure (a smoke test, its figures mean little). Results go
 to `benchmarks/results/` (`--out`): `<plan>.json` and `<plan>.txt`.
 The real corpora are the bundled ones (`corpora/`) unless `--rust-book DIR`
@@ -44,7 +45,7 @@ def _stages(value: str) -> list[str]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks", description="mdchunks benchmarks (issue #6)"
+        prog="python -m benchmarks", description="mdchunks benchmarks (issues #6, #16)"
     )
     parser.add_argument("--quick", action="store_true", help="small sizes, one run each")
     parser.add_argument(
@@ -115,6 +116,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = time.perf_counter() - started
     read = f"corpora: rust-book {sources.rust_book}, tldr {sources.tldr}\n"
     text = report.header_text(env, plan.name, seconds) + read + "\n" + report.table(figures)
+    if ctx.raw.get("breakdown"):
+        text += "\nWhere our seconds go (stage 8):\n\n" + report.breakdown_table(
+            ctx.raw["breakdown"]
+        )
     for failure in ctx.raw.get("failures", []):
         text += f"\nfailed documents ({failure['app']}, {failure['corpus']}): {failure['failures']}"
     print(text)

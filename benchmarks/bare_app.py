@@ -131,3 +131,21 @@ async def run(*, root: Path, database_url: str, state_dir: Path, source: str = "
         deleted=group.num_deletes,
         errors=group.num_errors,
     )
+
+
+def main(argv: list[str]) -> int:
+    """`python -m benchmarks.bare_app ROOT DATABASE_URL STATE_DIR`: one update,
+    as a whole process (the peer stage times it like `mdchunks ingest`)."""
+    import asyncio
+    import json
+
+    root, database_url, state_dir = argv
+    found = asyncio.run(run(root=Path(root), database_url=database_url, state_dir=Path(state_dir)))
+    print(json.dumps({"processed": found.added + found.reprocessed, "errors": found.errors}))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -114,7 +114,7 @@ class Context:
 
     def corpus(self, key: str) -> corpora.Corpus:
         """A corpus by key, made on first use: rust-book, tldr, generated, big,
-        index-doc, growth-x<k>."""
+        index-doc, long, growth-x<k>."""
         if key not in self._corpora:
             self._corpora[key] = self._make(key)
         return self._corpora[key]
@@ -129,6 +129,7 @@ class Context:
             "generated": lambda: corpora.many_files(folder, self.plan.generated_files, tldr),
             "big": lambda: corpora.big_document(folder, self.plan.big_doc_mb, book),
             "index-doc": lambda: corpora.big_document(folder, self.plan.index_doc_mb, book),
+            "long": lambda: corpora.long_documents(folder, self.plan.long_mb, book),
         }
         if key.startswith("growth-x"):
             copies = int(key.removeprefix("growth-x"))

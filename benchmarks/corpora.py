@@ -9,7 +9,9 @@ functions of them:
 - `many_files`: N small documents (tldr pages, each made unique by a last
   line naming its copy), 500 per folder;
 - `big_document`: rust-book chapters joined, repeated up to a size in MB;
-- `book_copies`: k copies of the rust-book side by side (cost growth).
+- `book_copies`: k copies of the rust-book side by side (cost growth);
+- `long_documents`: documents of 40-160 KB (runs of consecutive rust-book
+  chapters under a title of their own) up to a total size (the peer stage).
 
 Every corpus is described by a `Corpus`: its root, documents and bytes.
 """
@@ -121,3 +123,29 @@ def edit_targets(corpus: Corpus, count: int) -> Iterator[Path]:
     step = max(1, len(files) // (count + 1))
     for k in range(count):
         yield files[min(len(files) - 1, (k + 1) * step)]
+
+
+def long_documents(destination: Path, megabytes: float, rust_book: Path = RUST_BOOK) -> Corpus:
+    """Long documents, about `megabytes` MB in all: each a run of consecutive
+    rust-book chapters (a different run each) under a title of its own, sized
+    40-160 KB in a fixed cycle, 100 per folder."""
+    chapters = [path.read_text(encoding="utf-8") for path in source_files(rust_book)]
+    wanted = int(megabytes * 1_000_000)
+    written = next_chapter = k = 0
+    while written < wanted:
+        size = min(40_000 + (k * 37_000) % 120_000, max(wanted - written, 1))
+        parts: list[str] = []
+        length = 0
+        while length < size:
+            part = chapters[next_chapter % len(chapters)]
+            parts.append(part)
+            length += len(part)
+            next_chapter += 1
+        text = f"# Design document {k}\n\n" + "\n\n".join(parts) + f"\n\n> document {k}\n"
+        folder = destination / f"part{k // 100:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        data = text.encode("utf-8")
+        (folder / f"doc-{k:04d}.md").write_bytes(data)
+        written += len(data)
+        k += 1
+    return describe("long documents", destination)

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +40,29 @@ def run_job(job: str, **spec: Any) -> dict[str, Any]:
             return result
     tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
     raise JobFailed(f"job {job} failed (exit {done.returncode}):\n{tail}")
+
+
+def run_whole(argv: list[str]) -> dict[str, Any]:
+    """Run a whole command (`python -m ...`) in a fresh process and time it from
+    the start of the interpreter to its exit: start-up and imports count, as
+    they do for a user. Returns seconds, the process's peak RSS in MB (from
+    `wait4`, the child's own rusage) and its last line of stdout."""
+    env = {**os.environ, "COCOINDEX_DISABLE_USAGE_TRACKING": "1"}
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if process.returncode != 0:
+        tail = "\n".join((stderr or stdout).strip().splitlines()[-15:])
+        raise JobFailed(f"{' '.join(argv[1:4])} failed (exit {process.returncode}):\n{tail}")
+    lines = stdout.strip().splitlines()
+    return {
+        "seconds": seconds,
+        "peak_rss_mb": usage.ru_maxrss / 1024,  # KiB on Linux
+        "last_line": lines[-1] if lines else "",
+    }

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-STAGES: tuple[str, ...] = ("index", "ingest", "noop", "edit", "growth", "memory")
+STAGES: tuple[str, ...] = (
+    "index",
+    "ingest",
+    "noop",
+    "edit",
+    "growth",
+    "memory",
+    "peer",
+    "breakdown",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +30,7 @@ class Plan:
     index_doc_mb: int  # the generated single document of stage 1 (timed several times)
     growth_factors: tuple[int, ...]  # copies of the rust-book
     growth_files: int | None  # rust-book files per copy (None: all 112)
+    long_mb: float  # the corpus of long documents (stages 7, 8)
 
 
 FULL = Plan(
@@ -36,6 +46,7 @@ FULL = Plan(
     index_doc_mb=10,
     growth_factors=(1, 4, 16),
     growth_files=None,
+    long_mb=12,
 )
 
 QUICK = Plan(
@@ -51,4 +62,5 @@ QUICK = Plan(
     index_doc_mb=1,
     growth_factors=(1, 2, 4),
     growth_files=8,
+    long_mb=0.3,
 )

@@ -6,7 +6,7 @@ import datetime
 import json
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
@@ -156,3 +156,48 @@ def to_json(
         "raw": raw,
     }
     return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+
+
+def breakdown_table(found: dict[str, dict[str, Any]]) -> str:
+    """Stage 8 as parts x corpora: wall seconds of the phases (share of the whole
+    run), then CPU seconds of the steps (share of all the CPU the ingest took,
+    ours and the server's)."""
+    keys = list(found)
+    rows: list[tuple[str, list[str]]] = []
+
+    def wall(label: str, value: Callable[[dict[str, Any]], float]) -> None:
+        cells = []
+        for key in keys:
+            part = found[key]
+            whole = part["startup_wall"] + part["ingest_wall"]
+            cells.append(f"{value(part):.2f} ({value(part) / whole:.0%})")
+        rows.append((label, cells))
+
+    def cpu(label: str, value: Callable[[dict[str, Any]], float]) -> None:
+        cells = []
+        for key in keys:
+            part = found[key]
+            total = part["ingest_cpu"] + part["server_cpu"]["ingest"]
+            cells.append(f"{value(part):.2f} ({value(part) / total:.0%})")
+        rows.append((label, cells))
+
+    wall("wall: start-up (interpreter, imports)", lambda p: p["startup_wall"])
+    wall("wall: migrations", lambda p: p["phases_wall"]["migrations"])
+    wall("wall: walk", lambda p: p["phases_wall"]["walk"])
+    wall("wall: engine run", lambda p: p["phases_wall"]["engine"])
+    wall("wall: reconciliation", lambda p: p["phases_wall"]["reconciliation"])
+    wall("wall: lock, catalog, state, counts", lambda p: p["other_wall"])
+    wall("wall: whole run", lambda p: p["startup_wall"] + p["ingest_wall"])
+    for step in ("read", "split", "index", "assign", "rows"):
+        cpu(f"CPU: {step}", lambda p, step=step: p["steps_cpu"][step])
+    cpu("CPU: engine (cocoindex, event loop, asyncpg)", lambda p: p["engine_cpu"])
+    cpu("CPU: PostgreSQL during the engine run", lambda p: p["server_cpu"]["engine"])
+    cpu("CPU: PostgreSQL, whole ingest", lambda p: p["server_cpu"]["ingest"])
+    cpu("CPU: ours, whole ingest", lambda p: p["ingest_cpu"])
+    header = ["s (share)", *(found[key]["corpus"] for key in keys)]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|:--|" + "--:|" * len(keys),
+        *("| " + " | ".join([label, *cells]) + " |" for label, cells in rows),
+    ]
+    return "\n".join(lines) + "\n"

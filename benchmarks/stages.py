@@ -1,17 +1,20 @@
-"""The six stages of issue #6. Each returns figures: ours next to a baseline
-measured in the same run, and their ratio."""
+"""The six stages of issue #6, and the peer and the breakdown of issue #16.
+Each returns figures: ours next to a baseline measured in the same run, and
+their ratio."""
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from benchmarks import corpora
-from benchmarks.context import APPS, Context, Pair, log, median
-from benchmarks.jobs import run_job
-from benchmarks.postgres import write_cost
+from benchmarks.context import APPS, SOURCE, Context, Pair, log, median
+from benchmarks.jobs import run_job, run_whole
+from benchmarks.postgres import row_count, write_cost
 from benchmarks.report import Figure
 
 # -- 1. heading index vs the splitter ---------------------------------------------------
@@ -394,6 +397,163 @@ def stage_memory(ctx: Context) -> list[Figure]:
     return figures
 
 
+# -- 7. the peer: the script a user would write instead ------------------------------------
+
+PEER_APPS: tuple[str, ...] = ("peer", "ours", "bare")
+PEER_CORPORA: tuple[str, ...] = ("rust-book", "long", "tldr")
+# Issue #16: at least as fast as the peer on long documents, within 1.3x on
+# rust-book (where start-up counts); the small-file corpus is reported.
+PEER_TARGETS: dict[str, float] = {"rust-book": 1.3, "long": 1.0}
+
+
+def _whole_argv(app: str, root: Path, url: str, folder: Path) -> list[str]:
+    if app == "peer":
+        return [sys.executable, "-m", "benchmarks.peer", str(root), url]
+    if app == "ours":
+        return [
+            sys.executable,
+            *("-m", "mdchunks", "ingest", str(root), "--source", SOURCE),
+            *("--database-url", url, "--data-dir", str(folder / "ours-data")),
+        ]
+    return [sys.executable, "-m", "benchmarks.bare_app", str(root), url, str(folder / "bare-state")]
+
+
+def _whole_rows(app: str, url: str, result: dict[str, Any]) -> int:
+    if app == "peer":
+        return int(json.loads(result["last_line"])["rows"])
+    return row_count(url, "content_chunks" if app == "ours" else "bare_chunks")
+
+
+def peer_runs(ctx: Context, key: str) -> dict[str, list[dict[str, Any]]]:
+    """`trials` whole runs of each app on `key`, each in a fresh database and
+    folder, the apps' order rotated from one trial to the next."""
+    corpus = ctx.corpus(key)
+    tag = key.replace("-", "_")
+    runs: dict[str, list[dict[str, Any]]] = {app: [] for app in PEER_APPS}
+    for trial in range(ctx.plan.trials):
+        order = PEER_APPS[trial % 3 :] + PEER_APPS[: trial % 3]
+        for app in order:
+            name = f"whole_{app}_{tag}_{trial}"
+            url = ctx.server().create(name)
+            folder = ctx.work / "whole" / name
+            try:
+                result = run_whole(_whole_argv(app, corpus.root, url, folder))
+                result["rows"] = _whole_rows(app, url, result)
+            finally:
+                ctx.server().drop(name)
+            runs[app].append(result)
+            log(
+                f"whole run {key} {app} #{trial + 1}: {result['seconds']:.2f} s, "
+                f"{result['rows']} rows, peak {result['peak_rss_mb']:.0f} MB"
+            )
+    return runs
+
+
+def stage_peer(ctx: Context) -> list[Figure]:
+    figures: list[Figure] = []
+    for key in PEER_CORPORA:
+        runs = peer_runs(ctx, key)
+        ctx.raw.setdefault("peer", {})[key] = runs
+        corpus = ctx.corpus(key)
+        seconds = {app: median([r["seconds"] for r in runs[app]]) for app in PEER_APPS}
+        peaks = {app: median([r["peak_rss_mb"] for r in runs[app]]) for app in PEER_APPS}
+        mb_per_s = {app: corpus.megabytes / seconds[app] for app in PEER_APPS}
+        rows = {app: runs[app][-1]["rows"] for app in PEER_APPS}
+        kind = f"median of {len(runs['ours'])}" if len(runs["ours"]) > 1 else "1 run"
+        versus_peer = seconds["ours"] / seconds["peer"]
+        versus_bare = seconds["bare"] / seconds["ours"]
+        limit = PEER_TARGETS.get(key)
+        figures += [
+            Figure(
+                stage="7 peer",
+                case=corpus.label(),
+                measure=f"whole-run s, {kind}; ratio = ours/peer time",
+                ours=seconds["ours"],
+                baseline=seconds["peer"],
+                baseline_name="peer script",
+                ratio=versus_peer,
+                target="" if limit is None else f"<= {limit:.1f}x",
+                met=None if limit is None else versus_peer <= limit,
+                note=f"rows: ours {rows['ours']:,}, peer {rows['peer']:,}",
+            ),
+            Figure(
+                stage="7 peer",
+                case=corpus.label(),
+                measure=f"MB/s, whole run, {kind}",
+                ours=mb_per_s["ours"],
+                baseline=mb_per_s["peer"],
+                baseline_name="peer script",
+                note=f"bare app {mb_per_s['bare']:.2f} MB/s",
+            ),
+            Figure(
+                stage="7 peer",
+                case=corpus.label(),
+                measure=f"whole-run s, {kind}; ratio = throughput",
+                ours=seconds["ours"],
+                baseline=seconds["bare"],
+                baseline_name="bare app",
+                ratio=versus_bare,
+                target=">= 0.9x",
+                met=versus_bare >= 0.9,
+                note="the same runs; bare: the upstream example's shape, no heading columns",
+            ),
+            Figure(
+                stage="7 peer",
+                case=corpus.label(),
+                measure="peak RSS MB of the whole run, median",
+                ours=peaks["ours"],
+                baseline=peaks["bare"],
+                baseline_name="bare app",
+                ratio=peaks["ours"] / peaks["bare"],
+                target="<= 1.2x",
+                met=peaks["ours"] / peaks["bare"] <= 1.2,
+                note=f"peer script {peaks['peer']:.0f} MB",
+            ),
+        ]
+    return figures
+
+
+# -- 8. where our seconds go ----------------------------------------------------------------
+
+
+def stage_breakdown(ctx: Context) -> list[Figure]:
+    """One instrumented ingest per corpus of the peer stage (benchmarks/breakdown.py)."""
+    figures: list[Figure] = []
+    for key in PEER_CORPORA:
+        corpus = ctx.corpus(key)
+        name = f"breakdown_{key.replace('-', '_')}"
+        url = ctx.server().create(name)
+        try:
+            found = run_job(
+                "breakdown",
+                root=corpus.root,
+                database_url=url,
+                source=SOURCE,
+                data_dir=ctx.work / "breakdown" / name,
+            )
+        finally:
+            ctx.server().drop(name)
+        ctx.raw.setdefault("breakdown", {})[key] = {"corpus": corpus.label(), **found}
+        whole = found["startup_wall"] + found["ingest_wall"]
+        steps = found["steps_cpu"]
+        log(f"breakdown {key}: {whole:.2f} s, steps {steps}")
+        figures.append(
+            Figure(
+                stage="8 breakdown",
+                case=corpus.label(),
+                measure="s: start-up + ingest (instrumented run)",
+                ours=whole,
+                baseline=None,
+                note=(
+                    f"start-up {found['startup_wall']:.2f}, engine run "
+                    f"{found['phases_wall']['engine']:.2f}, PostgreSQL CPU "
+                    f"{found['server_cpu']['ingest']:.2f}: the breakdown table below"
+                ),
+            )
+        )
+    return figures
+
+
 STAGES: dict[str, Callable[[Context], list[Figure]]] = {
     "index": stage_index,
     "ingest": stage_ingest,
@@ -401,4 +561,6 @@ STAGES: dict[str, Callable[[Context], list[Figure]]] = {
     "edit": stage_edit,
     "growth": stage_growth,
     "memory": stage_memory,
+    "peer": stage_peer,
+    "breakdown": stage_breakdown,
 }

@@ -12,7 +12,8 @@ Jobs:
 - `split`: the splitter alone over every document of a root, one at a time;
 - `pipeline`: our per-document work (`mdchunks.app.chunk_document`: split,
   `build_index`, `assign`, rows) over the same documents;
-- `read`: only reading them (the floor both of the last two stand on).
+- `read`: only reading them (the floor both of the last two stand on);
+- `breakdown`: one ingest with timers around each step (benchmarks/breakdown.py).
 
 With `written_in` set, the rows each document got written by the job are
 counted afterwards (not timed) from the rows' transaction ids.
@@ -116,7 +117,7 @@ def job_split(spec: dict[str, Any]) -> dict[str, Any]:
     from cocoindex.ops.text import RecursiveSplitter
     from mdchunks.settings import Recipe
 
-    splitter = RecursiveSplitter()  # the splitter alone: the baseline of stage 6
+    splitter = RecursiveSplitter()  # the app's splitter (mdchunks.chunking)
     recipe = Recipe()
     texts = _read_all(spec)
     started = time.perf_counter()
@@ -155,6 +156,12 @@ def job_read(spec: dict[str, Any]) -> dict[str, Any]:
     return {"seconds": time.perf_counter() - started, "chunks": 0, "documents": len(texts)}
 
 
+def job_breakdown(spec: dict[str, Any]) -> dict[str, Any]:
+    from benchmarks.breakdown import measure
+
+    return measure(spec)
+
+
 def _read_all(spec: dict[str, Any]) -> list[str]:
     from mdchunks.heading_index import decode_document
 
@@ -183,6 +190,7 @@ JOBS = {
     "split": job_split,
     "pipeline": job_pipeline,
     "read": job_read,
+    "breakdown": job_breakdown,
 }
 
 

@@ -18,11 +18,24 @@ user's script) imports the managed face from.
 from __future__ import annotations
 
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
-from mdchunks import database, embedding, engine, lock, migrate, retrieval, snippets, state
+from mdchunks import (
+    database,
+    embedding,
+    engine,
+    hits,
+    lock,
+    migrate,
+    quarantine,
+    retrieval,
+    snippets,
+    state,
+)
 from mdchunks.catalog import check_source_name, default_source_name
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
@@ -125,6 +138,18 @@ class SearchHit:
     # The stored `breadcrumb` column: rendered at ingest within the recipe's
     # budget (a truncated one starts with `…`); None for an empty heading path.
     stored_breadcrumb: str | None = None
+    # The chunk itself, and what `expand` asked for (flow/hits.py).
+    id: uuid.UUID | None = None
+    char_start: int = 0
+    char_end: int = 0
+    text: str = ""
+    expand: str = hits.DEFAULT_EXPANSION
+    section: hits.Section | None = None
+    parent: hits.ParentChunk | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as `search --json` prints it (one JSON object per line)."""
+        return hits.to_json(self)
 
     @property
     def breadcrumb(self) -> str:
@@ -145,43 +170,60 @@ def search(
     *,
     k: int = 10,
     source: str | None = None,
-    method: str = retrieval.DEFAULT_METHOD,
+    method: str | None = retrieval.DEFAULT_METHOD,
     match: str = retrieval.DEFAULT_MATCH,
     database_url: str | None = None,
     data_dir: Path | None = None,
+    expand: str = hits.DEFAULT_EXPANSION,
 ) -> list[SearchHit]:
-    """Search the chunks (flow/retrieval.py): `bm25`, full-text (English
-    stemming, ranked by ts_rank_cd) over heading path and text, every word
-    (`match="all"`) or any word (`"any"`); `semantic`, cosine similarity of
-    all-MiniLM-L6-v2 vectors (needs the embed extra and `ingest --embed`);
-    `hybrid`, reciprocal-rank fusion of the two. `rank` is the method's score."""
+    """Search the chunks (flow/retrieval.py): `bm25`, BM25 over heading path
+    and text (English stemming), chunks with any word (`match="any"`) or every
+    word (`"all"`); `semantic`, cosine similarity of all-MiniLM-L6-v2 vectors
+    (needs the embed extra and `ingest --embed`); `hybrid`, reciprocal-rank
+    fusion of the two; None (the default): hybrid when the searched chunks
+    have vectors, else bm25. `rank` is the method's score. `expand`:
+    `section` adds each hit's section rebuilt from its stored chunks,
+    `parent` its parent chunk's row (flow/hits.py)."""
     if not query.strip():
         raise UsageError("the search query is empty")
     if k < 1:
         raise UsageError(f"-k must be at least 1 (got {k})")
     retrieval.check_method(method, match)
-    if method != "bm25":
+    if expand not in hits.EXPANSIONS:
+        raise UsageError(f"unknown expansion {expand!r} (known: {', '.join(hits.EXPANSIONS)})")
+    if method not in (None, "bm25"):
         embedding.require_extra()
     db = database.resolve(database_url, data_dir, create=False)
     _require_schema(db)
     with database.connect(db.url) as conn:
+        if source is not None:
+            _require_source(conn, source)
         _require_chunks(conn, db, source)
-        ranked = retrieval.rank(conn, query, k=k, source=source, method=method, match=match)
-        shown = {
-            row[0]: row[1:]
-            for row in conn.execute(
-                retrieval.hits_sql(match),
-                {
-                    "query": query,
-                    "ids": [hit.id for hit in ranked],
-                    "headline_options": _HEADLINE_OPTIONS,
-                },
-            )
-        }
-    hits = []
+        try:
+            ranked = retrieval.rank(conn, query, k=k, source=source, method=method, match=match)
+            shown = {
+                row[0]: row[1:]
+                for row in conn.execute(
+                    retrieval.hits_sql(match),
+                    {
+                        "query": query,
+                        "ids": [hit.id for hit in ranked],
+                        "headline_options": _HEADLINE_OPTIONS,
+                    },
+                )
+            }
+        except psycopg.errors.StatementTooComplex:
+            raise UsageError(
+                f"the query is too long for PostgreSQL's text search "
+                f"({len(query.split()):,} words); search with fewer words"
+            ) from None
+        sections, parents = hits.expansions(
+            conn, {i: (int(row[2]), tuple(row[3] or ())) for i, row in shown.items()}, expand
+        )
+    found = []
     for hit in ranked:
-        src, rel_path, position, heading_path, breadcrumb, snippet = shown[hit.id]
-        hits.append(
+        src, rel_path, position, heading_path, breadcrumb, snippet, start, end, text = shown[hit.id]
+        found.append(
             SearchHit(
                 rank=hit.score,
                 source=src,
@@ -190,9 +232,16 @@ def search(
                 heading_path=tuple(heading_path or ()),
                 snippet=snippets.shown(str(snippet)),
                 stored_breadcrumb=breadcrumb,
+                id=hit.id,
+                char_start=int(start),
+                char_end=int(end),
+                text=text,
+                expand=expand,
+                section=sections.get(hit.id),
+                parent=parents.get(hit.id),
             )
         )
-    return hits
+    return found
 
 
 # -- migrate, drop ---------------------------------------------------------------------
@@ -222,10 +271,24 @@ def drop(
         removed = state_dir.exists()
         if removed:
             shutil.rmtree(state_dir)
+        quarantine.forget(state_dir)  # its journal and quarantine list go with it
     chunks, documents, sources = row if row else (0, 0, 0)
     if not (chunks or documents or sources or removed):
         raise UsageError(f"unknown source {source!r}: nothing to drop")
     return DropReport(source, int(chunks), int(documents), removed)
+
+
+def _require_source(conn: psycopg.Connection, source: str) -> None:
+    """A `UsageError` (exit 2) for a source the database does not know, as every
+    command that takes `--source` answers."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM mdchunks_sources WHERE source = %(s)s) "
+        "OR EXISTS (SELECT 1 FROM content_chunks WHERE source = %(s)s)",
+        {"s": source},
+    ).fetchone()
+    if not (row and row[0]):
+        known = [r[0] for r in conn.execute("SELECT source FROM mdchunks_sources ORDER BY 1")]
+        raise UsageError(f"unknown source {source!r} (known sources: {', '.join(known) or 'none'})")
 
 
 def source_exists(

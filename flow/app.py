@@ -183,7 +183,15 @@ async def process_document(
         chunked, content_hash = await run_off_loop(
             len(data),
             functools.partial(
-                _chunk_and_hash, data, text, source=source, rel_path=rel_path, recipe=recipe
+                # Marked in the run's journal while it runs (flow/quarantine.py).
+                run.quarantine.guard(
+                    rel_path, _chunk_and_hash, data=data, recipe=recipe.fingerprint()
+                ),
+                data,
+                text,
+                source=source,
+                rel_path=rel_path,
+                recipe=recipe,
             ),
         )
     except DocumentProblem as problem:
@@ -249,6 +257,7 @@ async def app_main(source: str, recipe: Recipe) -> None:
                     localfs.FilePath(entry.rel_path, base_dir=ROOT),
                     stat=entry.stat,
                     max_bytes=run.max_doc_bytes,
+                    verify=run.verify,
                 ),
             )
             for entry in run.listing.entries

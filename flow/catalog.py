@@ -39,6 +39,31 @@ def remember(
         )
 
 
+def check_binding(
+    conn: psycopg.Connection, *, source: str, root: Path, named: bool, move: bool
+) -> None:
+    """A source bound to one root never moves to another silently.
+
+    Two folders of the same name (`a/docs`, `b/docs`) would both default to
+    source `docs`, and ingesting the second would replace the first's rows.
+    So a source whose remembered root is another folder is refused, naming
+    both roots and the ways on, unless the run says to move it (`move`), or
+    names the source itself (`named`: `--source NAME`) while the remembered
+    root is gone: the folder was moved, which keeps every row's `rel_path`.
+    """
+    record = lookup(conn, source)
+    if record is None or move or record.root == root:
+        return
+    if named and not record.root.is_dir():
+        return
+    state = "still exists" if record.root.is_dir() else "is gone"
+    raise UsageError(
+        f"source {source!r} is the folder {record.root} (which {state}), not {root}: "
+        f"give this folder a source name of its own with --source NAME, or pass --move "
+        f"to make {root} the source {source!r} (the rows of {record.root} are then replaced)"
+    )
+
+
 def lookup(conn: psycopg.Connection, source: str) -> SourceRecord | None:
     row = conn.execute(
         "SELECT source, root, recipe_spec, max_doc_bytes FROM mdchunks_sources WHERE source = %s",

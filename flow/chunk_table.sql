@@ -13,6 +13,12 @@ BEGIN
             LANGUAGE sql IMMUTABLE PARALLEL SAFE
             AS $$ SELECT array_to_string(path, ' ') $$;
     END IF;
+    IF to_regprocedure({occurrences_literal}) IS NULL THEN
+        CREATE FUNCTION {occurrences}(vector tsvector) RETURNS integer
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE
+            AS $$ SELECT coalesce(sum(coalesce(cardinality(u.positions), 1)), 0)::integer
+                  FROM unnest(vector) AS u $$;
+    END IF;
 END
 $do$;
 
@@ -35,6 +41,13 @@ CREATE TABLE {table} (
     ) STORED,
     breadcrumb      text,
     embed_text      text     NOT NULL DEFAULT '',
+    -- BM25's document lengths (docs/search.md): lexeme occurrences of each part.
+    search_heading_length integer GENERATED ALWAYS AS (
+        {occurrences}(to_tsvector('english', {function}(heading_path)))
+    ) STORED,
+    search_text_length integer GENERATED ALWAYS AS (
+        {occurrences}(to_tsvector('english', text))
+    ) STORED,
 
     CONSTRAINT "{prefix}_document_position_key" UNIQUE (source, rel_path, position),
     CONSTRAINT "{prefix}_position_check" CHECK (position >= 0),

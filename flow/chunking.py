@@ -23,6 +23,7 @@ from mdchunks.heading_index.chunkers import CHUNKERS, chunker_versions, get_chun
 from mdchunks.heading_index.options import ChunkOptions
 from mdchunks.heading_index.oversized import BudgetSplit
 from mdchunks.heading_index.structure import budget_split_from
+from mdchunks.splitting import GuardedSplitter
 
 _DEFAULT = ChunkOptions()
 
@@ -38,7 +39,9 @@ LOGIC_VERSIONS = {
 
 @cache
 def _budget_split(language: str | None) -> BudgetSplit:
-    return budget_split_from(RecursiveSplitter(), language)
+    # Guarded: a markdown text nested deep enough to abort the splitter is
+    # split as plain text instead (flow/splitting.py).
+    return budget_split_from(GuardedSplitter(RecursiveSplitter()), language)
 
 
 @coco.fn(logic_tracking="self", deps=LOGIC_VERSIONS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import os
 import sys
@@ -20,10 +21,11 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
 
 import click
-from mdchunks import api, database, embedding, retrieval
+from mdchunks import api, database, embedding, hits, retrieval
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.lock import DEFAULT_WAIT_SECONDS
+from mdchunks.names import shown
 from mdchunks.settings import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
 from rich.console import Console
 from rich.markup import escape
@@ -184,6 +186,24 @@ def cli() -> None:
     metavar="BYTES",
     help="Skip (and report) documents larger than this.",
 )
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Hash every document's content instead of trusting its size and mtime, and "
+    "re-process those whose content changed (a rewrite that kept both is otherwise unseen).",
+)
+@click.option(
+    "--follow-outside-links",
+    is_flag=True,
+    help="Follow symlinks that lead outside the folder (by default they are skipped "
+    "and listed: a folder from elsewhere can link to any file of yours).",
+)
+@click.option(
+    "--move",
+    is_flag=True,
+    help="Let a source remembered at another folder move to this one (its rows are "
+    "replaced); without it, a second folder of the same name is refused.",
+)
 @lock_wait_option
 @database_options
 def ingest(
@@ -194,6 +214,9 @@ def ingest(
     embed: bool,
     live: bool,
     max_doc_bytes: int,
+    verify: bool,
+    follow_outside_links: bool,
+    move: bool,
     lock_wait: float,
     database_url: str | None,
     data_dir: Path | None,
@@ -226,7 +249,7 @@ def ingest(
         )
     any_failed = False
     for path, name in zip(paths, names, strict=True):
-        with _progress(f"ingesting {name}") as progress:
+        with _progress(f"ingesting {escape(shown(name))}") as progress:
             report = api.ingest(
                 path,
                 source=name,
@@ -237,6 +260,9 @@ def ingest(
                 max_doc_bytes=max_doc_bytes,
                 lock_wait=lock_wait,
                 progress=progress,
+                follow_outside_links=follow_outside_links,
+                move=move,
+                verify=verify,
             )
         _print_report(report)
         any_failed = any_failed or not report.ok
@@ -254,7 +280,7 @@ def ingest(
             data_dir=data_dir,
             max_doc_bytes=max_doc_bytes,
             lock_wait=lock_wait,
-            on_change=lambda line: out.print(escape(line)),
+            on_change=lambda line: out.print(escape(shown(line))),
         )
     if any_failed:
         sys.exit(1)
@@ -351,39 +377,55 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "--method",
     type=click.Choice(retrieval.METHODS),
     default=retrieval.DEFAULT_METHOD,
-    show_default=True,
-    help="bm25: PostgreSQL full-text search over heading path and text (ranked by "
-    "ts_rank_cd, not true BM25). semantic: cosine similarity of all-MiniLM-L6-v2 "
-    "vectors (needs `ingest --embed` and the embed extra). hybrid: reciprocal-rank "
-    "fusion of the two.",
+    help="bm25: BM25 in PostgreSQL over heading path and text (English stemming). "
+    "semantic: cosine similarity of all-MiniLM-L6-v2 vectors (needs `ingest --embed` "
+    "and the embed extra). hybrid: reciprocal-rank fusion of the two. Default: hybrid "
+    "when the searched chunks have vectors, else bm25.",
 )
 @click.option(
     "--match",
     type=click.Choice(retrieval.MATCHES),
     default=retrieval.DEFAULT_MATCH,
     show_default=True,
-    help="Full-text side (bm25, hybrid): `any`, chunks with any of the query's words, those "
-    "with more of them, closer together, first; `all`, every word must occur, with web-search "
-    'syntax ("exact phrase", -exclude, or). `any` is the default: on the rust-book golden '
-    "set of questions it finds the answer within 10 hits 7x as often (README).",
+    help="BM25 side (bm25, hybrid): `any`, chunks with any of the query's words (rare "
+    "words weigh more); `all`, only chunks with every word. `any` is the default: on the "
+    "rust-book golden set of questions it finds the answer far more often (README).",
+)
+@click.option(
+    "--expand",
+    type=click.Choice(hits.EXPANSIONS),
+    default=hits.DEFAULT_EXPANSION,
+    show_default=True,
+    help="section: also the hit's whole section, rebuilt from its stored chunks (no file "
+    "read). parent: also the parent chunk (the start of the enclosing section).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object per hit (JSON Lines): id, source, rel_path, position, char_start, "
+    "char_end, heading_path, breadcrumb, score, text, and section or parent when expanded.",
 )
 @database_options
 def search(
     query: str,
     k: int,
     source: str | None,
-    method: str,
+    method: str | None,
     match: str,
+    expand: str,
+    as_json: bool,
     database_url: str | None,
     data_dir: Path | None,
 ) -> None:
-    """Search the chunks: full-text (default), semantic or hybrid (--method).
-    Prints the score (ts_rank_cd, cosine similarity, or the fused RRF score),
+    """Search the chunks: BM25, semantic or hybrid (--method; default hybrid
+    when vectors exist, else BM25). Prints the score (BM25, cosine similarity,
+    or the fused RRF score),
     path, breadcrumb (`A > B > C`, `(preamble)` before the first heading) and a
     snippet with the query's words highlighted. Creates no database: where
     nothing was ingested (no embedded PostgreSQL in the data dir, no schema or
     no chunks) it says so in one line (exit 2)."""
-    hits = api.search(
+    found = api.search(
         query,
         k=k,
         source=source,
@@ -391,15 +433,35 @@ def search(
         match=match,
         database_url=database_url,
         data_dir=data_dir,
+        expand=expand,
     )
-    if not hits:
+    if as_json:
+        for hit in found:
+            # JSON escapes control characters itself; no markup, no highlighting.
+            click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
+        return
+    if not found:
         out.print("no match")
         return
-    for hit in hits:
+    for hit in found:
         location = f"{hit.source}:{hit.rel_path}#{hit.position}"
         out.print(f"[bold]{hit.rank:6.3f}[/bold]  {escape(location)}")
         out.print(f"        [cyan]{escape(hit.breadcrumb)}[/cyan]")
         out.print(f"        {_highlighted(hit.snippet)}")
+        if hit.section is not None:
+            section = hit.section
+            out.print(
+                f"        [dim]section {section.char_start}-{section.char_end} "
+                f"({section.chunks} chunks):[/dim]"
+            )
+            out.print(escape(section.text))
+        elif expand == "parent":
+            parent = hit.parent
+            if parent is None:
+                out.print("        [dim]parent: none (a top-level section)[/dim]")
+            else:
+                out.print(f"        [dim]parent #{parent.position}:[/dim]")
+                out.print(escape(parent.text))
 
 
 @cli.command("migrate")
@@ -424,8 +486,11 @@ def migrate_command(database_url: str | None, data_dir: Path | None) -> None:
 @cli.command()
 @click.option("--source", metavar="NAME", required=True, help="The source whose rows to delete.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@lock_wait_option
 @database_options
-def drop(source: str, yes: bool, database_url: str | None, data_dir: Path | None) -> None:
+def drop(
+    source: str, yes: bool, lock_wait: float, database_url: str | None, data_dir: Path | None
+) -> None:
     """Delete every row of a source (chunks, documents, its record) and its
     engine state. The tables stay. Asks first unless --yes."""
     if not api.source_exists(source, database_url=database_url, data_dir=data_dir):
@@ -433,8 +498,11 @@ def drop(source: str, yes: bool, database_url: str | None, data_dir: Path | None
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("drop deletes rows: confirm with --yes when not on a terminal")
-        click.confirm(f"Delete every row of source {source!r}?", abort=True)
-    report = api.drop(source, database_url=database_url, data_dir=data_dir)
+        if not click.confirm(f"Delete every row of source {source!r}?"):
+            # Exit 0: the user's answer, not a failure (1 is for failed documents).
+            out.print("nothing dropped")
+            return
+    report = api.drop(source, database_url=database_url, data_dir=data_dir, lock_wait=lock_wait)
     out.print(
         f"dropped source {escape(source)}: {report.chunks_deleted} chunk rows, "
         f"{report.documents_deleted} document rows deleted"
@@ -463,7 +531,8 @@ def stop(data_dir: Path | None) -> None:
 
 def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
     out.print(
-        f"[bold]{verb} {escape(report.source)}[/bold] from {escape(str(report.root))}; "
+        f"[bold]{verb} {escape(shown(report.source))}[/bold] from "
+        f"{escape(shown(str(report.root)))}; "
         f"recipe {report.recipe} ({escape(report.recipe_description)})"
     )
     removed = f", {report.removed} removed" if report.removed else ""
@@ -509,7 +578,8 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
     if report.failures:
         err.print(f"[red]{report.failed} documents failed[/red] (they have no rows):")
         for failure in report.failures:
-            err.print(f"  {escape(failure.rel_path)}: {escape(failure.cause)}")
+            # Escaped: a name can hold a newline or a terminal escape (flow/names.py).
+            err.print(f"  {escape(shown(failure.rel_path))}: {escape(shown(failure.cause))}")
 
 
 def _print_database_hint(database_url: str | None, data_dir: Path | None) -> None:

@@ -19,18 +19,21 @@ Passwords never leave this module in clear: everything shown goes through
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import logging
 import os
 import re
 import shlex
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote
 
 import psycopg
 from mdchunks.errors import DatabaseUnavailable, UsageError
@@ -104,6 +107,10 @@ def check_url(url: str) -> None:
         psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError as exc:
         raise UsageError(f"invalid database URL {redact(url)}: {_first_line(exc, url)}") from None
+    except UnicodeDecodeError:  # a percent escape that decodes to no UTF-8
+        raise UsageError(
+            f"invalid database URL {redact(url)}: a percent escape is not UTF-8"
+        ) from None
 
 
 def connect(
@@ -185,42 +192,119 @@ def identity_hash(identity_text: str) -> str:
     return hashlib.sha256(identity_text.encode()).hexdigest()[:16]
 
 
-_PASSWORD_IN_KV = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_PASSWORD_IN_KV = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
+_PORT = re.compile(r"[0-9]*")
 
 
 def redact(url: str) -> str:
-    """`url` with any password replaced by `***` (URL or key=value form)."""
-    if "://" in url:
-        try:
-            parts = urlsplit(url)
-        except ValueError:
-            return "<unparseable database URL>"
-        netloc = parts.netloc
-        if "@" in netloc:
-            userinfo, host = netloc.rsplit("@", 1)
-            if ":" in userinfo:
-                user, password = userinfo.split(":", 1)
-                if password:
-                    userinfo = f"{user}:***"
-            netloc = f"{userinfo}@{host}"
-        query = _PASSWORD_IN_KV.sub(r"\1***", parts.query.replace("&", " & ")).replace(" & ", "&")
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    return _PASSWORD_IN_KV.sub(r"\1***", url)
+    """`url` with any password replaced by `***` (URL or key=value form).
+
+    Written for broken URLs as much as for good ones (a URL is shown mostly
+    when it is wrong): the user info is everything before the LAST `@` after
+    the scheme (a password may hold `/`, `@` or `[` unescaped), `password=`
+    is masked in the query, and a `host:secret` with no `@` and a port that
+    is not a number is masked too. Whatever is left goes through `scrub`."""
+    if "://" not in url:
+        return scrub(_mask_kv(url), url)
+    scheme, rest = url.split("://", 1)
+    rest = _mask_kv(rest)  # `?password=` first: its value may hold an `@`
+    at = rest.rfind("@")
+    if at >= 0:
+        userinfo, hostpart = rest[:at], rest[at + 1 :]
+        user, colon, password = userinfo.partition(":")
+        if colon and password:  # an empty password (`user:@`) hides nothing
+            userinfo = f"{user}:***"
+        shown = f"{scheme}://{userinfo}@{hostpart}"
+    else:
+        slash = rest.find("/")
+        netloc, tail = (rest, "") if slash < 0 else (rest[:slash], rest[slash:])
+        netloc = ",".join(_masked_host(host) for host in netloc.split(","))
+        shown = f"{scheme}://{netloc}{tail}"
+    return scrub(shown, url)
+
+
+def _port_of(host: str) -> str | None:
+    """What follows the host's `:` (after a bracketed IPv6 address), if any."""
+    start = host.find("]") + 1 if host.startswith("[") else 0
+    colon = host.find(":", start)
+    return None if colon < 0 else host[colon + 1 :]
+
+
+def _masked_host(host: str) -> str:
+    """`host:port`, with a "port" that is no number masked: with no `@`, a
+    `user:password` reads as host and port."""
+    port = _port_of(host)
+    if port is None or _PORT.fullmatch(port):
+        return host
+    return host[: len(host) - len(port)] + "***"
+
+
+def _mask_kv(text: str) -> str:
+    return _PASSWORD_IN_KV.sub(r"\1***", text)
 
 
 def scrub(message: str, url: str) -> str:
-    """`message` with the password of `url` (if any) masked, wherever it appears."""
-    password = _password_of(url)
-    if password:
-        message = message.replace(password, "***")
+    """`message` with the password of `url` (if any) masked, wherever it appears:
+    as written, percent-decoded and percent-encoded, and however `url` is broken."""
+    secrets = sorted(_secrets_of(url), key=len, reverse=True)
+    if not secrets:
+        return message
+
+    def quoted(found: re.Match[str]) -> str:
+        # libpq quotes the token it could not parse: a piece of the URL cut
+        # wherever its parser stopped, so possibly a piece of the password.
+        fragment = found.group(1)
+        if fragment in url and any(_shares(fragment, secret) for secret in secrets):
+            return '"***"'
+        return found.group(0)
+
+    message = _QUOTED.sub(quoted, message)
+    for secret in secrets:
+        message = message.replace(secret, "***")
     return message
 
 
-def _password_of(url: str) -> str | None:
-    try:
-        return psycopg.conninfo.conninfo_to_dict(url).get("password") or None  # type: ignore[return-value]
-    except psycopg.Error:
-        return None
+_QUOTED = re.compile(r'"([^"]*)"')
+_SHARED_CHARS = 3
+
+
+def _shares(fragment: str, secret: str) -> bool:
+    """Do the two have a common run of a few characters (or is one inside the other)?"""
+    if fragment in secret or secret in fragment:
+        return True
+    match = SequenceMatcher(None, fragment, secret, autojunk=False).find_longest_match()
+    return match.size >= min(_SHARED_CHARS, len(secret))
+
+
+def _secrets_of(url: str) -> set[str]:
+    """Every spelling of what could be the password of `url`, parseable or not."""
+    found: set[str] = set()
+    with contextlib.suppress(psycopg.Error, ValueError, TypeError):
+        password = psycopg.conninfo.conninfo_to_dict(url).get("password")
+        if isinstance(password, str):
+            found.add(password)
+    if "://" in url:
+        rest = url.split("://", 1)[1]
+        at = rest.rfind("@")
+        # Where the user info ends is a guess in a broken URL: each `@` may.
+        for end in (i for i, char in enumerate(rest) if char == "@"):
+            if ":" in rest[:end]:
+                found.add(rest[:end].split(":", 1)[1])
+        if at < 0:
+            for host in rest.split("/", 1)[0].split(","):
+                port = _port_of(host)
+                if port is not None and not _PORT.fullmatch(port):
+                    found.add(port)
+    for match in _PASSWORD_IN_KV.finditer(url):
+        found.add(match.group(2))
+        found.add(match.group(2).strip("'"))
+    spellings = set()
+    for secret in found:
+        spellings.update({secret, unquote(secret), quote(secret, safe="")})
+        # libpq quotes a bad token in its message: a part of the secret can be
+        # what it echoes (up to the bad escape), so each part is masked too.
+        spellings.update(part for part in re.split(r"%(?![0-9a-fA-F]{2})", secret) if part)
+    return {secret for secret in spellings if secret}
 
 
 def _first_line(exc: BaseException, url: str) -> str:
@@ -243,20 +327,42 @@ def _embedded(data_dir: Path) -> Database:
         data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the data directory {data_dir}: {exc.strerror}") from None
-    server = _start_server(pgdata)
-    url = server.get_uri(EMBEDDED_DATABASE)
-    admin_url = server.get_uri("postgres")
-    with connect(admin_url) as conn:
-        exists = conn.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]
-        ).fetchone()
-        if not exists:
-            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
-                create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(EMBEDDED_DATABASE))
-                conn.execute(create)
+    # First use is race-free: two first commands at once would both run
+    # initdb, start a server, or CREATE DATABASE (one then fails on
+    # pg_database's unique index). The one that gets this lock first does it
+    # all; the other finds it done. The lock is the OS's: a killed holder
+    # releases it.
+    with _data_dir_lock(data_dir):
+        server = _start_server(pgdata)
+        url = server.get_uri(EMBEDDED_DATABASE)
+        admin_url = server.get_uri("postgres")
+        with connect(admin_url) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]
+            ).fetchone()
+            if not exists:
+                with contextlib.suppress(
+                    psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation
+                ):
+                    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(EMBEDDED_DATABASE))
+                    conn.execute(create)
     from pgserver._commands import POSTGRES_BIN_PATH  # bundled binaries
 
     return Database(url=url, embedded=True, data_dir=data_dir, psql_bin=POSTGRES_BIN_PATH / "psql")
+
+
+EMBEDDED_LOCK_FILE = "embedded.lock"
+
+
+@contextlib.contextmanager
+def _data_dir_lock(data_dir: Path) -> Iterator[None]:
+    """An exclusive `flock` on `<data dir>/embedded.lock` while the block runs."""
+    descriptor = os.open(data_dir / EMBEDDED_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
 
 
 def _import_pgserver() -> ModuleType:
@@ -271,21 +377,37 @@ def _import_pgserver() -> ModuleType:
     return pgserver
 
 
+START_ATTEMPTS = 3
+START_RETRY_SECONDS = 2.0
+
+
 def _start_server(pgdata: Path) -> Any:  # pgserver.PostgresServer (pgserver is untyped)
     pgserver = _import_pgserver()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            # cleanup_mode=None: keep the server running after this process
-            # exits, so later runs (and the printed psql command) find it.
-            return pgserver.get_server(pgdata, cleanup_mode=None)
-    except Exception as exc:  # pgserver raises plain exceptions from subprocesses
-        log = pgdata / "log"
-        raise DatabaseUnavailable(
-            f"cannot start the embedded PostgreSQL in {pgdata}: "
-            f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}"
-            f" (server log: {log})"
-        ) from None
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                # cleanup_mode=None: keep the server running after this process
+                # exits, so later runs (and the printed psql command) find it.
+                return pgserver.get_server(pgdata, cleanup_mode=None)
+        except Exception as exc:  # pgserver raises plain exceptions from subprocesses
+            if attempt == START_ATTEMPTS:
+                raise _not_started(pgdata, exc) from None
+            # pgserver gives `pg_ctl start` 10 s; a first start on a busy machine
+            # can take longer, and the server comes up anyway. pgserver keeps the
+            # failed handle (it would be handed back as is): drop it, try again.
+            pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
+            time.sleep(START_RETRY_SECONDS)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _not_started(pgdata: Path, exc: BaseException) -> DatabaseUnavailable:
+    log = pgdata / "log"
+    return DatabaseUnavailable(
+        f"cannot start the embedded PostgreSQL in {pgdata}: "
+        f"{str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__}"
+        f" (server log: {log})"
+    )
 
 
 def stop_embedded(data_dir: Path | None = None) -> bool:

@@ -277,6 +277,18 @@ def sync(
     )
 
 
+def has_vectors(conn: psycopg.Connection, source: str | None) -> bool:
+    """Whether the searched chunks (one source, or all) have vectors of the model."""
+    if not table_exists(conn):
+        return False
+    row = conn.execute(
+        f"SELECT EXISTS (SELECT 1 FROM {TABLE} WHERE model = %s "
+        "AND (%s::text IS NULL OR source = %s::text))",
+        [MODEL_NAME, source, source],
+    ).fetchone()
+    return bool(row and row[0])
+
+
 def require_vectors(conn: psycopg.Connection, source: str | None) -> None:
     """Semantic search needs stored vectors: one line saying how to get them if none."""
     where = f" of source {source!r}" if source else ""

@@ -6,7 +6,8 @@ rankings with it; the retrieval evaluation (`spikes.recall`,
 that justify it rank the same way.
 
 An item's score is the sum over the rankings holding it of `1 / (k + rank)`,
-rank 1-based, k = 60 by default. Scores are exact fractions, so the order does
+rank 1-based, k = 60 by default (hybrid search uses its own k and weights:
+flow/retrieval.py). Scores are exact fractions, so the order does
 not depend on the order of float additions. Ties (equal scores) go to the
 item with the better (smaller) best rank, then to the one that the earlier
 ranking (in argument order) holds at that best rank. No two items can tie on
@@ -25,10 +26,18 @@ RRF_K = 60
 T = TypeVar("T", bound=Hashable)
 
 
-def rrf_scores(rankings: Sequence[Sequence[T]], k: int = RRF_K) -> list[tuple[T, Fraction]]:
-    """Fused `(item, score)` pairs, best first (see the module docstring)."""
+def rrf_scores(
+    rankings: Sequence[Sequence[T]], k: int = RRF_K, weights: Sequence[int] | None = None
+) -> list[tuple[T, Fraction]]:
+    """Fused `(item, score)` pairs, best first (see the module docstring).
+    `weights` (one integer per ranking, default all 1) multiply each ranking's
+    `1 / (k + rank)` (weighted RRF)."""
     if k < 0:
         raise ValueError(f"the RRF constant k must be >= 0, got {k}")
+    if weights is None:
+        weights = [1] * len(rankings)
+    if len(weights) != len(rankings) or any(w < 0 for w in weights):
+        raise ValueError(f"one weight >= 0 per ranking, got {list(weights)}")
     scores: dict[T, Fraction] = {}
     best: dict[T, tuple[int, int]] = {}  # item -> (best rank, index of the ranking)
     for ranking_index, ranking in enumerate(rankings):
@@ -37,13 +46,17 @@ def rrf_scores(rankings: Sequence[Sequence[T]], k: int = RRF_K) -> list[tuple[T,
             if item in seen:
                 continue
             seen.add(item)
-            scores[item] = scores.get(item, Fraction(0)) + Fraction(1, k + rank)
+            scores[item] = scores.get(item, Fraction(0)) + Fraction(
+                weights[ranking_index], k + rank
+            )
             if item not in best or (rank, ranking_index) < best[item]:
                 best[item] = (rank, ranking_index)
     order = sorted(scores, key=lambda item: (-scores[item], *best[item]))
     return [(item, scores[item]) for item in order]
 
 
-def rrf(rankings: Sequence[Sequence[T]], k: int = RRF_K) -> list[T]:
+def rrf(
+    rankings: Sequence[Sequence[T]], k: int = RRF_K, weights: Sequence[int] | None = None
+) -> list[T]:
     """Reciprocal-rank fusion of `rankings` (each best first): items, best first."""
-    return [item for item, _ in rrf_scores(rankings, k)]
+    return [item for item, _ in rrf_scores(rankings, k, weights)]

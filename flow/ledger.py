@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mdchunks.listing import Listing
+from mdchunks.quarantine import Quarantine
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +31,11 @@ class RunLedger:
     listing: Listing
     max_doc_bytes: int
     live: bool = False  # a watch: cocoindex's live walk finds the documents, not the listing
+    verify: bool = False  # `ingest --verify`: every document's content is hashed, not its stat
     processed: dict[str, Processed] = field(default_factory=dict)
     raised: dict[str, str] = field(default_factory=dict)  # rel_path -> cause
+    # Documents in flight, and those that killed an earlier run (flow/quarantine.py).
+    quarantine: Quarantine = field(default_factory=Quarantine)
 
     def record(self, outcome: Processed) -> None:
         self.processed[outcome.rel_path] = outcome

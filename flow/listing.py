@@ -11,6 +11,16 @@ symlinks, and documents over the size limit (not read at all).
 
 The result is sorted by `rel_path` (POSIX, relative to the root): the
 listing the reconciliation compares the table with.
+
+A folder is untrusted input (docs/hostile-folders.md):
+- a symlink (to a file or a folder) that resolves outside the root is not
+  followed: reported as skipped, naming its target, unless the run allows it
+  (`follow_outside_links`, `--follow-outside-links`). A `notes.md ->
+  /etc/passwd` is therefore never read, let alone made searchable;
+- a name that is not valid UTF-8 (`caf\xe9.md`) costs that file (or folder)
+  alone: it is reported as skipped (printed escaped, flow/names.py),
+  because its rows could not carry it (PostgreSQL text is UTF-8) and a
+  replaced spelling would not be the file's name. Renaming it ingests it.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from typing import NamedTuple
 
 from cocoindex.resources.file import PatternFilePathMatcher
 from mdchunks.errors import UsageError
+from mdchunks.names import is_utf8
 from mdchunks.settings import exclude_patterns, include_patterns, is_excluded_dir
 
 
@@ -84,7 +95,9 @@ def check_root(root: Path) -> Path:
     return root.resolve()
 
 
-def walk(root: Path, suffixes: tuple[str, ...], max_doc_bytes: int) -> Listing:
+def walk(
+    root: Path, suffixes: tuple[str, ...], max_doc_bytes: int, *, follow_outside_links: bool = False
+) -> Listing:
     root = check_root(root)
     match = matcher(suffixes)
     listing = Listing(root=root)
@@ -110,9 +123,33 @@ def walk(root: Path, suffixes: tuple[str, ...], max_doc_bytes: int) -> Listing:
                 is_dir = child.is_dir()
             except OSError:
                 is_dir = False
+            utf8 = is_utf8(child.name)
+            # The matcher takes UTF-8 only: a name that is not is matched as
+            # its lossy spelling (its suffix is what decides).
+            probe = rel if utf8 else rel_folder / child.name.encode(errors="replace").decode()
+            if is_dir and (is_excluded_dir(child.name) or not match.is_dir_included(probe)):
+                continue
+            if not is_dir and not match.is_file_included(probe):
+                continue
+            # Names stay as they are in the listing; whoever prints one escapes it.
+            listed = rel.as_posix() + ("/" if is_dir else "")
+            if not utf8:
+                what = "folder not entered" if is_dir else "not ingested"
+                listing.skipped.append(
+                    Skipped(listed, f"the name is not valid UTF-8 ({what}; rename it)")
+                )
+                continue
+            outside = None if follow_outside_links else _outside_target(root, child)
+            if outside is not None:
+                listing.skipped.append(
+                    Skipped(
+                        listed,
+                        f"symlink to {outside}, outside the source root; not followed "
+                        "(--follow-outside-links follows it)",
+                    )
+                )
+                continue
             if is_dir:
-                if is_excluded_dir(child.name) or not match.is_dir_included(rel):
-                    continue
                 try:
                     child_stat = os.stat(child.path)
                 except OSError as exc:
@@ -125,8 +162,6 @@ def walk(root: Path, suffixes: tuple[str, ...], max_doc_bytes: int) -> Listing:
                     )
                     continue
                 subfolders.append((Path(child.path), rel, ancestors | {ident}))
-                continue
-            if not match.is_file_included(rel):
                 continue
             _add_file(listing, child, rel.as_posix(), max_doc_bytes)
         stack.extend(reversed(subfolders))
@@ -164,6 +199,22 @@ def _add_file(listing: Listing, child: os.DirEntry[str], rel_path: str, max_doc_
     listing.entries.append(
         Entry(rel_path=rel_path, stat=FileStat(file_stat.st_size, file_stat.st_mtime_ns))
     )
+
+
+def _outside_target(root: Path, child: os.DirEntry[str]) -> str | None:
+    """Where a symlink leads when that is outside `root` (resolved), else None.
+
+    Only links need a look: every folder the walk enters is inside the root
+    (a link to a folder outside it is not entered), so anything else is too.
+    A broken or looping link is left to the checks that name those causes.
+    """
+    if not child.is_symlink():
+        return None
+    try:
+        target = Path(os.path.realpath(child.path, strict=True))
+    except (OSError, RuntimeError):
+        return None
+    return None if target.is_relative_to(root) else str(target)
 
 
 def _shown(rel: PurePosixPath) -> str:

@@ -15,6 +15,14 @@ and by the bytes in flight, because each parse (the splitter's and the heading
 index's) peaks at about 50 bytes of memory per byte of markdown. Small
 documents overlap; a document over the byte budget is chunked alone, so a
 run's peak memory stays that of its largest document.
+
+Memory between documents: each chunking thread gets a malloc arena of its own
+(glibc), and the parses' freed memory stays in it, so two threads hold two
+peaks' worth for the rest of the run. After each document it chunks, the
+thread hands the free pages back (`malloc_trim`): measured on 12 MB
+of 40-160 KB documents (benchmarks stage 7), the ingest's peak fell from 200
+to 157 MB (the bare cocoindex app, which splits on one thread: 138 MB).
+Elsewhere than glibc it does nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import ctypes
+import ctypes.util
 import functools
 import os
 import threading
@@ -68,9 +78,29 @@ _BUDGET = ByteBudget(MAX_BYTES_IN_FLIGHT)
 _POOL = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="mdchunks-chunk")
 
 
+def _malloc_trim() -> Callable[[], object] | None:
+    """glibc's `malloc_trim(0)`, or None where the C library has none."""
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):
+        return None
+    if trim is None:
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    return functools.partial(trim, 0)
+
+
+_TRIM = _malloc_trim()
+
+
 def _held(size: int, work: Callable[[], T]) -> T:
     with _BUDGET.hold(size):
-        return work()
+        try:
+            return work()
+        finally:
+            if _TRIM is not None:
+                _TRIM()
 
 
 async def run_off_loop(size: int, work: Callable[[], T]) -> T:

@@ -101,7 +101,16 @@ def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | Non
     template = resources.files("mdchunks").joinpath("chunk_table.sql").read_text("utf-8")
     prefix = table_name.replace('"', '""')
     function = f"{schema}mdchunks_heading_path_text"
-    literal = "'" + function.replace("'", "''") + "(text[])'"
+    occurrences = f"{schema}mdchunks_lexeme_occurrences"
+
+    def literal(signature: str) -> str:
+        return "'" + signature.replace("'", "''") + "'"
+
     return template.format(
-        table=schema + table, prefix=prefix, function=function, function_literal=literal
+        table=schema + table,
+        prefix=prefix,
+        function=function,
+        function_literal=literal(f"{function}(text[])"),
+        occurrences=occurrences,
+        occurrences_literal=literal(f"{occurrences}(tsvector)"),
     )

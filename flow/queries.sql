@@ -182,9 +182,176 @@ ORDER BY c.source, count(*) DESC;
 
 -- name: drop_source
 WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1),
+     search_stats AS (DELETE FROM mdchunks_search_stats WHERE source = %(source)s RETURNING 1),
+     search_terms AS (DELETE FROM mdchunks_search_terms WHERE source = %(source)s RETURNING 1),
      documents AS (DELETE FROM mdchunks_documents WHERE source = %(source)s RETURNING 1),
      sources AS (DELETE FROM mdchunks_sources WHERE source = %(source)s RETURNING 1)
 SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT count(*) FROM sources);
+
+
+-- name: search_stats_refresh
+-- BM25's collection statistics of one source (flow/lexical.py), recomputed
+-- from its rows: chunk count and total lengths here, the document frequency
+-- of each lexeme in the next two statements. The caller runs the three in one
+-- transaction: a search sees the old statistics or the new ones, never a mix.
+INSERT INTO mdchunks_search_stats AS s (source, chunks, heading_length, text_length)
+SELECT %(source)s, count(*), coalesce(sum(search_heading_length), 0),
+       coalesce(sum(search_text_length), 0)
+FROM content_chunks
+WHERE source = %(source)s
+ON CONFLICT (source) DO UPDATE
+SET chunks = excluded.chunks,
+    heading_length = excluded.heading_length,
+    text_length = excluded.text_length,
+    refreshed_at = now();
+
+-- name: search_terms_clear
+DELETE FROM mdchunks_search_terms WHERE source = %(source)s;
+
+-- name: search_terms_refresh
+-- tsvector_to_array lists each lexeme of a vector once, so count(*) per
+-- lexeme is its document frequency.
+INSERT INTO mdchunks_search_terms (source, lexeme, df)
+SELECT %(source)s, t.lexeme, count(*)
+FROM content_chunks c, unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
+WHERE c.source = %(source)s
+GROUP BY t.lexeme;
+
+-- name: search_query_terms
+-- The query's BM25 terms: the lexemes of to_tsvector('english', query), the
+-- very function that made the chunks' vectors, each with its number of
+-- occurrences in the query and its document frequency over the searched
+-- chunks (one source, or all of them) from the stored statistics (see
+-- search_collection for sources that have none).
+WITH q AS (
+    SELECT t.lexeme, coalesce(cardinality(t.positions), 1) AS occurrences
+    FROM unnest(to_tsvector('english', %(query)s)) AS t
+    -- A hyphenated word counts as its parts, not also as the whole compound.
+    WHERE strpos(t.lexeme, '-') = 0
+),
+searched AS (
+    SELECT s.source FROM mdchunks_search_stats s
+    WHERE %(source)s::text IS NULL OR s.source = %(source)s::text
+)
+SELECT q.lexeme, q.occurrences,
+       coalesce((SELECT sum(t.df) FROM mdchunks_search_terms t
+                 WHERE t.lexeme = q.lexeme AND t.source IN (SELECT source FROM searched)), 0)
+           AS df
+FROM q
+ORDER BY q.lexeme;
+
+-- name: search_collection
+-- N and the total lengths of the searched chunks from the stored statistics,
+-- and whether every searched source has them (`complete`). The sources that
+-- have rows are found by a skip scan of the (source, recipe) index, one probe
+-- per source, not by reading every row.
+WITH RECURSIVE present(source) AS (
+    (SELECT c.source FROM content_chunks c
+     WHERE %(source)s::text IS NULL OR c.source = %(source)s::text
+     ORDER BY c.source LIMIT 1)
+    UNION ALL
+    SELECT (SELECT c.source FROM content_chunks c
+            WHERE c.source > p.source
+              AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
+            ORDER BY c.source LIMIT 1)
+    FROM present p
+    WHERE p.source IS NOT NULL
+)
+SELECT coalesce(sum(s.chunks), 0) AS chunks,
+       coalesce(sum(s.heading_length), 0) AS heading_length,
+       coalesce(sum(s.text_length), 0) AS text_length,
+       NOT EXISTS (
+           SELECT 1 FROM present
+           WHERE present.source IS NOT NULL
+             AND present.source NOT IN (SELECT source FROM mdchunks_search_stats)
+       ) AS complete
+FROM mdchunks_search_stats s
+WHERE %(source)s::text IS NULL OR s.source = %(source)s::text;
+
+-- name: search_collection_live
+-- The same counted from the rows (a source without stored statistics).
+SELECT count(*) AS chunks, coalesce(sum(search_heading_length), 0) AS heading_length,
+       coalesce(sum(search_text_length), 0) AS text_length
+FROM content_chunks
+WHERE %(source)s::text IS NULL OR source = %(source)s::text;
+
+-- name: search_df_live
+-- Document frequencies of the query's lexemes counted from the rows (GIN).
+SELECT t.lexeme,
+       (SELECT count(*) FROM content_chunks c
+        WHERE c.search_vector @@ quote_literal(t.lexeme)::tsquery
+          AND (%(source)s::text IS NULL OR c.source = %(source)s::text)) AS df
+FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
+
+-- name: search_score
+-- BM25 (flow/lexical.py) of the chunks that match %(candidates)s (a tsquery
+-- over some of the query's lexemes; the GIN index finds them) and not
+-- %(scored)s, scored over
+-- all the query's lexemes %(lexemes)s with their idf %(idfs)s:
+--   score = sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+-- tf = occurrences of t in the text + heading_weight * occurrences in the
+-- heading path (weight A); |d| = the same weighted count over all lexemes
+-- (matched counts both parts, so the heading's count once more with weight-1).
+-- The vector is cut down to the query's lexemes first (setweight to D on those
+-- lexemes, then keep D): two linear C passes instead of unnesting it whole.
+WITH q AS (
+    SELECT t.lexeme, t.idf
+    FROM unnest(%(lexemes)s::text[], %(idfs)s::float8[]) AS t(lexeme, idf)
+),
+candidates AS (
+    SELECT c.id, c.source, c.rel_path, c.position,
+           %(heading_weight)s::float8 * c.search_heading_length + c.search_text_length AS length,
+           ts_filter(setweight(c.search_vector, 'D', %(lexemes)s::text[]), ARRAY['d']::"char"[])
+               AS matched,
+           -- The A part of search_vector, from the heading path itself: the
+           -- same tokens without reading (and decompressing) the vector twice.
+           to_tsvector('english', mdchunks_heading_path_text(c.heading_path)) AS heading
+    FROM content_chunks c
+    WHERE c.search_vector @@ %(candidates)s::tsquery
+      AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
+      -- Chunks an earlier MaxScore round scored already (NULL: none).
+      AND (%(scored)s::tsquery IS NULL OR NOT c.search_vector @@ %(scored)s::tsquery)
+),
+scored AS (
+    SELECT cd.id, cd.source, cd.rel_path, cd.position,
+           sum(q.idf * f.tf * (%(k1)s::float8 + 1)
+               / (f.tf + %(k1)s::float8 * (1 - %(b)s::float8
+                                          + %(b)s::float8 * cd.length / %(avgdl)s::float8)))
+               AS score
+    FROM candidates cd
+    CROSS JOIN LATERAL (
+        SELECT m.lexeme,
+               cardinality(m.positions)
+               + (%(heading_weight)s::float8 - 1) * coalesce(cardinality(h.positions), 0) AS tf
+        FROM unnest(cd.matched) AS m
+        LEFT JOIN unnest(cd.heading) AS h ON h.lexeme = m.lexeme
+    ) f
+    JOIN q ON q.lexeme = f.lexeme
+    GROUP BY cd.id, cd.source, cd.rel_path, cd.position
+)
+SELECT id, score, source, rel_path, position
+FROM scored
+ORDER BY score DESC, source, rel_path, position
+LIMIT %(k)s;
+
+-- name: search_section_chunks
+-- For each hit, the chunks of its document, each saying whether its heading
+-- path starts with the hit's (flow/hits.py keeps the contiguous run of those
+-- around the hit, and looks for the heading line in the chunk before it). An
+-- empty path is a prefix of every path: a preamble hit's section is its
+-- document.
+SELECT h.id, s.position, s.char_start, s.char_end, s.text,
+       s.heading_path[1:cardinality(h.heading_path)] = h.heading_path AS in_section
+FROM content_chunks h
+JOIN content_chunks s ON s.source = h.source AND s.rel_path = h.rel_path
+WHERE h.id = ANY(%(ids)s::uuid[])
+ORDER BY h.id, s.position;
+
+-- name: search_parents
+SELECT h.id, p.id, p.position, p.char_start, p.char_end, p.heading_path, p.breadcrumb, p.text
+FROM content_chunks h
+JOIN content_chunks p ON p.id = h.parent_chunk_id
+WHERE h.id = ANY(%(ids)s::uuid[]);
 
 -- name: source_totals
 -- A source's rows after a run, and the chunker counts its documents keep.

@@ -1,28 +1,21 @@
-"""Search rankings: full-text, semantic and hybrid (`mdchunks search --method`).
+"""Search rankings: BM25, semantic and hybrid (`mdchunks search --method`).
 
-- `bm25`: PostgreSQL full-text search, English stemming. Despite the name
-  (the usual name of the lexical method) the ranking is Postgres's
-  `ts_rank_cd` (cover density), not BM25: no inverse document frequency, no
-  length normalisation. The document side is `content_chunks.search_vector`:
-  the heading path weighted A plus the chunk text weighted B. The query side
-  depends on `match`:
-  - `all`: `websearch_to_tsquery`: every word must occur (web-search syntax:
-    "exact phrase", -exclude, or);
-  - `any` (the default): the query's lexemes joined with OR (`plainto_tsquery`
-    with `&` turned into `|`): a chunk needs one of them; ts_rank_cd then
-    prefers chunks where more of them occur, close together. Chosen from the
-    retrieval evaluation (spikes/results/retrieval-rust-book.txt): on 72
-    natural-language questions `all` finds 6 answers within 10 hits, `any` 43.
+- `bm25`: real BM25 in PostgreSQL over the stored `search_vector` (the
+  heading path weighted A plus the chunk text weighted B; flow/lexical.py has
+  the formula: k1 = 1.5, b = 0.75, heading occurrences counting 3 times). The
+  candidates come from the GIN index; `match` says which:
+  - `any` (the default): chunks holding any of the query's lexemes (BM25 as
+    usual: rare words weigh more, long chunks are normalised);
+  - `all`: only chunks holding every lexeme, scored the same way.
 - `semantic`: cosine distance (`<=>`) between the query's all-MiniLM-L6-v2
   vector and the chunks' stored vectors (flow/embedding.py), exact scan.
-- `hybrid`: reciprocal-rank fusion (flow/fusion.py, k = 60) of the first
-  `HYBRID_DEPTH` chunks of each of the two.
+- `hybrid`: weighted reciprocal-rank fusion (flow/fusion.py, k = 5, BM25
+  weighted 2, semantic 1) of the first `HYBRID_DEPTH` chunks of each.
+- the default (`method=None`): hybrid when the searched chunks have vectors
+  and the embed extra is installed, else bm25 (`choose_method`).
 Ties are broken by source, path and position, so every ranking is
-deterministic.
-
-The retrieval evaluation (`python -m spikes.retrieval_eval`) ranks with these
-same functions; it also ranks over a tsvector of the bare `text` or of
-`embed_text` (computed at query time), hence `DOCUMENT_VECTORS`.
+deterministic. The retrieval evaluation (`python -m spikes.retrieval_eval`)
+ranks with these same functions.
 """
 
 from __future__ import annotations
@@ -32,28 +25,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psycopg
-from mdchunks import embedding, snippets
+from mdchunks import embedding, lexical, snippets
 from mdchunks.errors import UsageError
 from mdchunks.fusion import rrf_scores
 from psycopg import sql
 
 METHODS = ("bm25", "semantic", "hybrid")
 MATCHES = ("all", "any")
-DEFAULT_METHOD = "bm25"
+DEFAULT_METHOD: str | None = None  # hybrid when vectors exist, else bm25
 DEFAULT_MATCH = "any"
 HYBRID_DEPTH = 50  # candidates taken from each ranking before fusion
+# Weighted RRF of [bm25, semantic]: k = 5 and BM25 counting twice. Measured on
+# the rust-book golden set (markdown chunker; README "Search"): plain RRF
+# (k = 60, equal weights) fell below BM25 alone (recall@5 0.667 against 0.750),
+# because all-MiniLM-L6-v2 alone is much weaker there (0.611); k = 5 lets the
+# top ranks decide, and the double weight keeps BM25's first hit first.
+HYBRID_RRF_K = 5
+HYBRID_WEIGHTS = (2, 1)
 
-# The query side, by match rule (psycopg placeholder %(query)s).
+# The query side of the snippet's highlighting, by match rule (placeholder %(query)s):
+# the query's lexemes, all of them or any.
 TSQUERIES = {
-    "all": "websearch_to_tsquery('english', %(query)s)",
+    "all": "plainto_tsquery('english', %(query)s)",
     "any": "replace(plainto_tsquery('english', %(query)s)::text, ' & ', ' | ')::tsquery",
-}
-
-# The document side: the product's column, or the evaluation's alternatives.
-DOCUMENT_VECTORS = {
-    "search_vector": "c.search_vector",
-    "text": "to_tsvector('english', c.text)",
-    "embed_text": "to_tsvector('english', c.embed_text)",
 }
 
 
@@ -63,27 +57,11 @@ class Ranked:
     score: float  # ts_rank_cd, cosine similarity, or the RRF score
 
 
-def check_method(method: str, match: str) -> None:
-    if method not in METHODS:
+def check_method(method: str | None, match: str) -> None:
+    if method is not None and method not in METHODS:
         raise UsageError(f"unknown search method {method!r} (known: {', '.join(METHODS)})")
     if match not in MATCHES:
         raise UsageError(f"unknown match rule {match!r} (known: {', '.join(MATCHES)})")
-
-
-def bm25_sql(match: str = DEFAULT_MATCH, document_vector: str = "search_vector") -> sql.Composed:
-    """The full-text ranking query: parameters query, source (or NULL), k."""
-    vector = sql.SQL(DOCUMENT_VECTORS[document_vector])
-    return sql.SQL(
-        """
-        WITH q AS (SELECT {tsquery} AS query)
-        SELECT c.id, ts_rank_cd({vector}, q.query) AS score
-        FROM content_chunks c, q
-        WHERE {vector} @@ q.query
-          AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
-        ORDER BY score DESC, c.source, c.rel_path, c.position
-        LIMIT %(k)s
-        """
-    ).format(tsquery=sql.SQL(TSQUERIES[match]), vector=vector)
 
 
 SEMANTIC_SQL = sql.SQL(
@@ -106,12 +84,14 @@ def bm25(
     k: int,
     source: str | None = None,
     match: str = DEFAULT_MATCH,
-    document_vector: str = "search_vector",
+    params: lexical.Bm25Params = lexical.DEFAULT_PARAMS,
 ) -> list[Ranked]:
-    rows = conn.execute(
-        bm25_sql(match, document_vector), {"query": query, "source": source, "k": k}
-    ).fetchall()
-    return [Ranked(row[0], float(row[1])) for row in rows]
+    return [
+        Ranked(chunk_id, score)
+        for chunk_id, score in lexical.bm25(
+            conn, query, k=k, source=source, match=match, params=params
+        )
+    ]
 
 
 def semantic(
@@ -135,9 +115,22 @@ def semantic(
 
 
 def fuse(rankings: Sequence[Sequence[Ranked]], k: int) -> list[Ranked]:
-    """RRF of rankings, its first k, scored by the fused score."""
-    fused = rrf_scores([[hit.id for hit in ranking] for ranking in rankings])
+    """Hybrid's fusion of [bm25, semantic]: weighted RRF (`HYBRID_RRF_K`,
+    `HYBRID_WEIGHTS`), its first k, scored by the fused score."""
+    fused = rrf_scores(
+        [[hit.id for hit in ranking] for ranking in rankings],
+        HYBRID_RRF_K,
+        HYBRID_WEIGHTS[: len(rankings)],
+    )
     return [Ranked(item, float(score)) for item, score in fused[:k]]
+
+
+def choose_method(conn: psycopg.Connection, source: str | None) -> str:
+    """The default method: hybrid when the searched chunks have vectors of the
+    bundled model and the embed extra can encode the query, else bm25."""
+    if embedding.extra_problem() is None and embedding.has_vectors(conn, source):
+        return "hybrid"
+    return "bm25"
 
 
 def rank(
@@ -146,13 +139,15 @@ def rank(
     *,
     k: int,
     source: str | None = None,
-    method: str = DEFAULT_METHOD,
+    method: str | None = DEFAULT_METHOD,
     match: str = DEFAULT_MATCH,
     query_vector: Sequence[float] | None = None,
 ) -> list[Ranked]:
-    """The first k chunks for `query` by `method`, best first (`query_vector`:
-    the query's embedding when the caller has it already)."""
+    """The first k chunks for `query` by `method` (None: `choose_method`), best
+    first (`query_vector`: the query's embedding when the caller has it already)."""
     check_method(method, match)
+    if method is None:
+        method = choose_method(conn, source)
     if method == "bm25":
         return bm25(conn, query, k=k, source=source, match=match)
     if query_vector is None:
@@ -181,7 +176,8 @@ def hits_sql(match: str) -> sql.Composed:
         """
         WITH q AS (SELECT {tsquery} AS query)
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
-               {snippet} AS snippet
+               {snippet} AS snippet,
+               c.char_start, c.char_end, c.text
         FROM content_chunks c, q
         WHERE c.id = ANY(%(ids)s::uuid[])
         """

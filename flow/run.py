@@ -48,7 +48,19 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from mdchunks import catalog, database, embedding, engine, listing, lock, migrate, reconcile, state
+from mdchunks import (
+    catalog,
+    database,
+    embedding,
+    engine,
+    lexical,
+    listing,
+    lock,
+    migrate,
+    quarantine,
+    reconcile,
+    state,
+)
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import options_of
 from mdchunks.ledger import Processed, RunLedger
@@ -70,12 +82,24 @@ def ingest(
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
     progress: ProgressFn | None = None,
+    follow_outside_links: bool = False,
+    move: bool = False,
+    verify: bool = False,
+    lock_purpose: str = "ingest",
 ) -> IngestReport:
-    """Bring the rows of `source` in line with the documents under `root`."""
+    """Bring the rows of `source` in line with the documents under `root`.
+
+    `follow_outside_links`: follow symlinks that resolve outside `root` (by
+    default they are reported as skipped, flow/listing.py). `move`: let a
+    source remembered at another root move to this one (flow/catalog.py).
+    `verify`: hash every document's content instead of trusting its stat (size
+    and mtime), and re-process those whose content changed. `lock_purpose`
+    names the run to another run it keeps waiting ("backfill" for a backfill)."""
     started = time.perf_counter()
     recipe = recipe or Recipe()
     # 1. the request
     root_path = listing.check_root(Path(root))
+    named = source is not None
     source = source if source is not None else catalog.default_source_name(root_path)
     catalog.check_source_name(source)
     if max_doc_bytes < 1:
@@ -90,8 +114,11 @@ def ingest(
     # 3. the source's lock
     with (
         database.losing_it_is_unavailable(db.url),
-        lock.source_lock(db.url, source, wait_seconds=lock_wait) as conn,
+        lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose=lock_purpose) as conn,
+        # The documents an earlier run died chunking (flow/quarantine.py).
+        quarantine.opened(state.state_dir_for(db, conn, source)) as chunking,
     ):
+        catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)
         catalog.remember(
             conn, source=source, root=root_path, recipe=recipe, max_doc_bytes=max_doc_bytes
         )
@@ -100,13 +127,17 @@ def ingest(
         state_reset = not state.trust(conn, source, state_dir)
         state.distrust(conn, source)
         # 5. the walk
-        found = listing.walk(root_path, recipe.suffixes, max_doc_bytes)
+        found = listing.walk(
+            root_path, recipe.suffixes, max_doc_bytes, follow_outside_links=follow_outside_links
+        )
         window = reconcile.begin(conn, source)
         # 6. the engine, then the reconciliation (healing lost state once)
         run_engine = _engine_runner(
             db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn)
         )
-        ledger = RunLedger(listing=found, max_doc_bytes=max_doc_bytes)
+        ledger = RunLedger(
+            listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking, verify=verify
+        )
         stats, healed = _process_and_reconcile(
             conn, source, recipe, found, ledger, run_engine, full_reprocess
         )
@@ -117,6 +148,8 @@ def ingest(
         # 9. what changed
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
+        if written or deleted or not lexical.has_stats(conn, source):
+            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
@@ -188,7 +221,9 @@ def _process_and_reconcile(
     healed = False
     if result.missing and not full_reprocess:
         healed = True
-        heal_ledger = RunLedger(listing=found, max_doc_bytes=ledger.max_doc_bytes)
+        heal_ledger = RunLedger(
+            listing=found, max_doc_bytes=ledger.max_doc_bytes, quarantine=ledger.quarantine
+        )
         stats = stats + run_engine(heal_ledger, True)
         ledger.processed.update(heal_ledger.processed)
         ledger.raised = heal_ledger.raised
@@ -259,6 +294,7 @@ def watch(
         def changed(stats: engine.EngineStats) -> None:
             write_documents(forget_gone=stats.deleted != deletions[0])
             deletions[0] = stats.deleted
+            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
             if recipe.embed:
                 # Vectors follow each change the engine reports (rows still being
                 # written are embedded at the next change, or the next ingest).
@@ -359,6 +395,7 @@ def backfill(
                 max_doc_bytes=record.max_doc_bytes,
                 lock_wait=lock_wait,
                 progress=progress,
+                lock_purpose="backfill",
             )
         )
     return reports

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from mdchunks.heading_index.blocks import PipeTable, pipe_tables
+from mdchunks.heading_index.coverage import fit_span
 from mdchunks.heading_index.text_spans import Span, content_span, utf8_len
 
 
@@ -134,7 +135,14 @@ def _table_atoms(text: str, table: PipeTable, chunk_size: int) -> list[_Atom]:
     if utf8_len(text[table.start : table.end]) <= chunk_size or not table.rows:
         return [_Atom(table.start, table.end)]
     head = _Atom(table.start, table.rows[0][1])
-    return [head, *(_Atom(a, b, continues=table) for a, b in table.rows[1:])]
+    atoms = [head, *(_Atom(a, b, continues=table) for a, b in table.rows[1:])]
+    # A row (or the head) over the budget on its own is cut within the budget
+    # too (heading_index/coverage.py); its pieces continue the table.
+    return [
+        _Atom(a, b, atom.continues if a == atom.start else table)
+        for atom in atoms
+        for a, b in fit_span(text, (atom.start, atom.end), chunk_size)
+    ]
 
 
 def _pack(text: str, atoms: list[_Atom], chunk_size: int) -> list[Piece]:

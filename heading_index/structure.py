@@ -58,6 +58,7 @@ from mdchunks.heading_index.breadcrumb import (
 )
 from mdchunks.heading_index.breadcrumb import embed_text as compose_embed_text
 from mdchunks.heading_index.chunk import Chunking, HeadingChunk, LineNumbers
+from mdchunks.heading_index.coverage import repair_spans
 from mdchunks.heading_index.model import Heading, HeadingIndex
 from mdchunks.heading_index.oversized import Budgets, BudgetSplit, split_oversized
 from mdchunks.heading_index.text_spans import Span, content_span, utf8_len
@@ -174,7 +175,12 @@ class _Splitter(Protocol):
 
 
 def budget_split_from(splitter: _Splitter, language: str | None = "markdown") -> BudgetSplit:
-    """A `BudgetSplit` over a cocoindex `RecursiveSplitter` (duck-typed: no import here)."""
+    """A `BudgetSplit` over a cocoindex `RecursiveSplitter` (duck-typed: no import here).
+
+    Its spans are repaired (heading_index/coverage.py): the splitter can leave
+    text out and return chunks over the budget; what both chunkers get covers
+    every non-whitespace character, each span within `chunk_size`.
+    """
 
     def split(
         text: str, /, *, chunk_size: int, min_chunk_size: int, chunk_overlap: int
@@ -186,7 +192,8 @@ def budget_split_from(splitter: _Splitter, language: str | None = "markdown") ->
             chunk_overlap=chunk_overlap,
             language=language,
         )
-        return [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
+        spans = [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
+        return repair_spans(text, spans, chunk_size)
 
     return split
 

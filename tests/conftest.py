@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 import warnings
@@ -30,6 +31,20 @@ from urllib.parse import urlsplit, urlunsplit
 os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
 
 import pytest
+
+
+def _unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    # cocoindex 1.0.26's function objects unregister their logic fingerprint in
+    # __del__; at interpreter exit its native module is gone first, and the
+    # AttributeError it raises would print after pytest's summary line.
+    if isinstance(unraisable.exc_value, AttributeError) and "unregister_logic_fingerprint" in str(
+        unraisable.exc_value
+    ):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+sys.unraisablehook = _unraisable
 
 DOCKER_PING_SECONDS = 2.0
 # PostgreSQL 16 with pgvector (the embeddings tests need it, as the embedded

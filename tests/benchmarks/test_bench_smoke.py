@@ -46,13 +46,12 @@ def test_quick_index_and_memory_stages(
     results = json.loads((tmp_path / "results" / "quick.json").read_text())
     figures = results["figures"]
     stages = [figure["stage"] for figure in figures]
-    # rust-book, tldr, the big document, then every chunker whole on the rust-book
+    # rust-book, tldr, the big document; then each chunker on rust-book
     assert stages.count("1 index") == 3 + len(CHUNKERS)
     assert stages.count("6 memory") == 3  # big document, many files, many files' ingest
     for figure in figures:
         assert figure["ours"] > 0 and figure["baseline"] > 0, figure
         assert figure["ratio"] > 0, figure
-        # Judged exactly when a target is set ("no target": the chunkers' lines).
-        assert (figure["met"] in (True, False)) == bool(figure["target"]), figure
+        assert figure["met"] in (True, False) or not figure["target"], figure
     assert (tmp_path / "results" / "quick.txt").read_text().startswith("mdchunks benchmarks")
     assert results["environment"]["versions"]["cocoindex"]

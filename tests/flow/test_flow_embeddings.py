@@ -177,7 +177,11 @@ def test_hybrid_is_the_rrf_of_full_text_and_semantic(embedded_sample: Embedded) 
     assert lexical and semantic
     # The semantic ranking is cosine similarity, best first.
     assert [hit.score for hit in semantic] == sorted((h.score for h in semantic), reverse=True)
-    fused = rrf([[h.id for h in lexical], [h.id for h in semantic]])
+    fused = rrf(
+        [[h.id for h in lexical], [h.id for h in semantic]],
+        retrieval.HYBRID_RRF_K,
+        retrieval.HYBRID_WEIGHTS,
+    )
     assert [hit.id for hit in hybrid] == fused[:5]
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import platform
 import threading
 import time
 
+import pytest
 from mdchunks.offload import INLINE_BELOW_BYTES, ByteBudget, run_off_loop
 
 
@@ -67,3 +69,31 @@ def test_small_work_runs_inline() -> None:
         return await run_off_loop(INLINE_BELOW_BYTES - 1, lambda: threading.current_thread().name)
 
     assert asyncio.run(main()) == threading.main_thread().name
+
+
+def test_each_document_chunked_off_the_loop_hands_free_memory_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mdchunks import offload
+
+    if platform.libc_ver()[0] == "glibc":
+        assert offload._TRIM is not None and offload._TRIM() in (0, 1)
+    trims: list[str] = []
+    monkeypatch.setattr(offload, "_TRIM", lambda: trims.append(threading.current_thread().name))
+
+    async def chunk(size: int) -> int:
+        return await run_off_loop(size, lambda: size)
+
+    assert asyncio.run(chunk(INLINE_BELOW_BYTES - 1)) == INLINE_BELOW_BYTES - 1
+    assert trims == []  # inline: the loop thread's memory is not the chunkers'
+    assert asyncio.run(chunk(INLINE_BELOW_BYTES)) == INLINE_BELOW_BYTES
+
+    def fails() -> int:
+        raise ValueError("a bug")
+
+    async def failing() -> int:
+        return await run_off_loop(INLINE_BELOW_BYTES, fails)
+
+    with pytest.raises(ValueError, match="a bug"):
+        asyncio.run(failing())
+    assert len(trims) == 2 and all(name.startswith("mdchunks-chunk") for name in trims)

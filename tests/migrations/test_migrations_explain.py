@@ -13,7 +13,14 @@ import psycopg
 import pytest
 from mdchunks import embedding, migrate
 
-OUR_TABLES = {"content_chunks", "mdchunks_documents", "mdchunks_sources", "mdchunks_recipes"}
+OUR_TABLES = {
+    "content_chunks",
+    "mdchunks_documents",
+    "mdchunks_sources",
+    "mdchunks_recipes",
+    "mdchunks_search_stats",
+    "mdchunks_search_terms",
+}
 YOYO_TABLES = set(migrate.YOYO_TABLES)
 OLD_MIGRATIONS = [mid for mid in migrate.migration_ids() if mid < "0007"]
 

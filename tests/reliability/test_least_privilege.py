@@ -46,6 +46,9 @@ INGEST_GRANTS = {
     "mdchunks_documents": "SELECT, INSERT, UPDATE, DELETE",
     "mdchunks_sources": "SELECT, INSERT, UPDATE",
     "mdchunks_recipes": "SELECT, INSERT",
+    # BM25's statistics, recomputed by every run that changed rows (migration 0008).
+    "mdchunks_search_stats": "SELECT, INSERT, UPDATE, DELETE",
+    "mdchunks_search_terms": "SELECT, INSERT, DELETE",
     f"{migrate.BOOKKEEPING_SCHEMA}.{migrate.MIGRATION_TABLE}": "SELECT",
 }
 

@@ -1,0 +1,190 @@
+"""What a search returns of each ranked chunk, and its section or parent
+(`mdchunks search --expand section|parent|none`, `--json`).
+
+- `section`: the hit's governing section, `document[heading start :
+  section_end]`, rebuilt from the stored chunks, never from the file: the run
+  of the document's chunks, around the hit, whose heading path starts with
+  the hit's (a chunk deeper in the section has a longer path; the first
+  chunk outside it has another). Consecutive chunks are stitched by their
+  offsets: an overlap is kept once; where the splitter dropped whitespace
+  between two chunks (a gap between char_end and the next char_start), one
+  or two newlines stand in for it, so the text may differ from the file in
+  that whitespace only. Its span is the first chunk's char_start to the last
+  chunk's char_end; where the splitter placed no boundary at the heading (its
+  line sits at the end of the chunk before the run), the section starts at
+  that line, found by the heading index over that chunk's text. A preamble
+  hit (empty path) names the document root: the whole document.
+- `parent`: the row `parent_chunk_id` points at (the first chunk of the
+  parent section; docs/assign.md), or none for a top-level hit.
+
+`Section` and `ParentChunk` are part of `SearchHit` (flow/api.py); `to_json`
+is one hit as `search --json` prints it (JSON Lines, one object per hit).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from mdchunks.heading_index import build_index
+from mdchunks.queries import QUERIES
+
+EXPANSIONS = ("none", "section", "parent")
+DEFAULT_EXPANSION = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    position: int
+    char_start: int
+    char_end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...]
+    text: str
+    chunks: int  # how many stored chunks it was rebuilt from
+
+
+@dataclass(frozen=True, slots=True)
+class ParentChunk:
+    id: uuid.UUID
+    position: int
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...]
+    breadcrumb: str | None
+    text: str
+
+
+def stitch(pieces: Sequence[Piece]) -> tuple[int, int, str]:
+    """(char_start, char_end, text) of consecutive chunks (see the module docstring)."""
+    if not pieces:
+        raise ValueError("a section needs at least one chunk")
+    start, end, parts = pieces[0].char_start, pieces[0].char_end, [pieces[0].text]
+    for piece in pieces[1:]:
+        if piece.char_start >= end:
+            gap = piece.char_start - end
+            parts.append("\n" * min(gap, 2))
+            parts.append(piece.text)
+        elif piece.char_end > end:  # overlap: only what is new
+            parts.append(piece.text[end - piece.char_start :])
+        end = max(end, piece.char_end)
+    return start, end, "".join(parts)
+
+
+def section_run(pieces: Sequence[Piece], position: int) -> list[Piece]:
+    """The contiguous run of positions around `position` (pieces sorted by position)."""
+    index = next(i for i, piece in enumerate(pieces) if piece.position == position)
+    first = last = index
+    while first > 0 and pieces[first - 1].position == pieces[first].position - 1:
+        first -= 1
+    while last + 1 < len(pieces) and pieces[last + 1].position == pieces[last].position + 1:
+        last += 1
+    return list(pieces[first : last + 1])
+
+
+def sections(
+    conn: psycopg.Connection, hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]]
+) -> dict[uuid.UUID, Section]:
+    """Each hit's section: hits maps chunk id -> (position, heading path)."""
+    grouped: dict[uuid.UUID, list[tuple[Piece, bool]]] = {}
+    for hit_id, position, char_start, char_end, text, in_section in conn.execute(
+        QUERIES["search_section_chunks"], {"ids": list(hits)}
+    ):
+        piece = Piece(position, char_start, char_end, text)
+        grouped.setdefault(hit_id, []).append((piece, bool(in_section)))
+    found = {}
+    for hit_id, pieces in grouped.items():
+        position, path = hits[hit_id]
+        run = section_run([piece for piece, inside in pieces if inside], position)
+        before = [piece for piece, _ in pieces if piece.position == run[0].position - 1]
+        if path and before:
+            run = heading_lead(before[0], path[-1]) + run
+        start, end, text = stitch(run)
+        found[hit_id] = Section(start, end, path, text, len(run))
+    return found
+
+
+def heading_lead(before: Piece, heading: str) -> list[Piece]:
+    """The tail of the chunk before a section's run, from the section's heading
+    line on, when the splitter left that line there; else nothing. The heading
+    is found by the heading index over that chunk's text (its last heading of
+    that text)."""
+    found = [h for h in build_index(before.text).headings if h.text == heading]
+    if not found:
+        return []
+    offset = found[-1].start
+    return [
+        Piece(before.position, before.char_start + offset, before.char_end, before.text[offset:])
+    ]
+
+
+def parents(conn: psycopg.Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ParentChunk]:
+    """Each hit's parent chunk (hits without one are absent)."""
+    return {
+        hit_id: ParentChunk(
+            parent_id, position, char_start, char_end, tuple(path or ()), breadcrumb, text
+        )
+        for hit_id, parent_id, position, char_start, char_end, path, breadcrumb, text in (
+            conn.execute(QUERIES["search_parents"], {"ids": list(ids)})
+        )
+    }
+
+
+def expansions(
+    conn: psycopg.Connection, hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]], expand: str
+) -> tuple[dict[uuid.UUID, Section], dict[uuid.UUID, ParentChunk]]:
+    """What `expand` asks for of the hits (chunk id -> (position, heading path))."""
+    if expand == "section":
+        return sections(conn, hits), {}
+    if expand == "parent":
+        return {}, parents(conn, list(hits))
+    return {}, {}
+
+
+def to_json(hit: Any) -> dict[str, Any]:
+    """One `SearchHit` as `search --json` prints it."""
+    record: dict[str, Any] = {
+        "id": str(hit.id),
+        "source": hit.source,
+        "rel_path": hit.rel_path,
+        "position": hit.position,
+        "char_start": hit.char_start,
+        "char_end": hit.char_end,
+        "heading_path": list(hit.heading_path),
+        "breadcrumb": hit.stored_breadcrumb,
+        "score": hit.rank,
+        "text": hit.text,
+    }
+    if hit.section is not None:
+        section = hit.section
+        record["section"] = {
+            "char_start": section.char_start,
+            "char_end": section.char_end,
+            "heading_path": list(section.heading_path),
+            "text": section.text,
+        }
+    if hit.expand == "parent":
+        parent = hit.parent
+        record["parent"] = (
+            None
+            if parent is None
+            else {
+                "id": str(parent.id),
+                "position": parent.position,
+                "char_start": parent.char_start,
+                "char_end": parent.char_end,
+                "heading_path": list(parent.heading_path),
+                "breadcrumb": parent.breadcrumb,
+                "text": parent.text,
+            }
+        )
+    return record

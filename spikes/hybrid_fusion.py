@@ -1,0 +1,79 @@
+"""Which fusion for `hybrid`? Recall of weighted RRF variants over the product's
+own BM25 and semantic rankings (README "Search"; issue #12).
+
+    python -m spikes.hybrid_fusion --corpus PATH --golden FILE
+
+Ingests the corpus with the markdown chunker into a throwaway embedded
+PostgreSQL, stores vectors with `ingest --embed`'s code, ranks every golden
+query once by `retrieval.bm25` and `retrieval.semantic` (first
+`HYBRID_DEPTH` each), then fuses them with `flow.fusion.rrf_scores` for each
+(k, weights) of the grid and prints recall@1/5/10 per variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from mdchunks import api, database, embedding, retrieval
+from mdchunks.fusion import rrf_scores
+
+from spikes import retrieval_eval
+from spikes.recall import first_hit_rank, recall_at_k
+
+GRID = ((60, (1, 1)), (60, (2, 1)), (20, (2, 1)), (5, (1, 1)), (5, (2, 1)))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m spikes.hybrid_fusion")
+    parser.add_argument("--corpus", required=True, type=Path)
+    parser.add_argument("--golden", required=True, type=Path)
+    args = parser.parse_args(argv)
+    queries, _ = retrieval_eval.load_and_verify(args.golden, args.corpus)
+    folder = Path(tempfile.mkdtemp(prefix="mdchunks-hybrid-fusion-"))
+    depth = retrieval.HYBRID_DEPTH
+    try:
+        url = retrieval_eval._throwaway_database(folder)
+        recipe = retrieval_eval.CHUNKERS["markdown"].recipe
+        api.ingest(args.corpus, source="markdown", recipe=recipe, database_url=url, data_dir=folder)
+        with database.connect(url) as conn:
+            embedding.ensure_schema(conn)
+            embedding.sync(conn, "markdown", embedding.MODEL_NAME)
+            texts = dict(conn.execute("SELECT id, text FROM content_chunks").fetchall())
+            vectors = embedding.encode([query.query for query in queries])
+            lexical = [
+                [hit.id for hit in retrieval.bm25(conn, q.query, k=depth, source="markdown")]
+                for q in queries
+            ]
+            semantic = [
+                [hit.id for hit in retrieval.semantic(conn, v, k=depth, source="markdown")]
+                for v in vectors
+            ]
+    finally:
+        database.stop_embedded(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def recall(rankings: Sequence[Sequence[object]]) -> str:
+        ranks = [
+            first_hit_rank(q.fact, (texts[i] for i in ranking[:10]))
+            for q, ranking in zip(queries, rankings, strict=True)
+        ]
+        return " ".join(f"{recall_at_k(ranks, k):.3f}" for k in (1, 5, 10))
+
+    print(f"bm25 alone               {recall(lexical)}")
+    print(f"semantic alone           {recall(semantic)}")
+    for k, weights in GRID:
+        fused = [
+            [item for item, _ in rrf_scores([a, b], k, weights)]
+            for a, b in zip(lexical, semantic, strict=True)
+        ]
+        print(f"rrf k={k:<3} weights {weights}  {recall(fused)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The peer stage (the script a user would write instead, whole runs) and the
+breakdown stage run end to end on tiny corpora made from `sample/`, and say
+what they should. Nothing here is timed: the figures are not judged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import corpora
+from benchmarks.__main__ import main
+from benchmarks.breakdown import STEPS
+
+
+def test_long_documents_are_long_distinct_and_reach_the_size(tiny_corpora: Path) -> None:
+    corpus = corpora.long_documents(tiny_corpora.parent / "long", 0.3)
+    files = corpora.markdown_files(corpus.root)
+    assert corpus.bytes >= 300_000
+    sizes = [path.stat().st_size for path in files]
+    assert all(size >= 40_000 for size in sizes[:-1])  # the last one tops the total up
+    assert len({path.read_bytes() for path in files}) == len(files)
+
+
+def test_quick_peer_and_breakdown_stages(
+    tiny_corpora: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    postgres_server: Any,
+) -> None:
+    code = main(
+        [
+            "--quick",
+            *("--only", "peer,breakdown"),
+            *("--out", str(tmp_path / "results")),
+            *("--work-dir", str(tmp_path / "work")),
+            *("--admin-url", postgres_server.admin_url),
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Where our seconds go (stage 8)" in printed
+    for part in ("start-up", "engine run", "CPU: index", "PostgreSQL, whole ingest"):
+        assert part in printed, part
+
+    results = json.loads((tmp_path / "results" / "quick.json").read_text())
+    figures = results["figures"]
+    peer = [figure for figure in figures if figure["stage"] == "7 peer"]
+    assert len(peer) == 3 * 4  # rust-book, long, tldr: time, MB/s, vs bare, memory
+    assert [f["met"] for f in peer if "ours/peer" in f["measure"]][2] is None  # tldr: no target
+    for figure in peer:
+        assert figure["ours"] > 0 and figure["baseline"] > 0, figure
+
+    runs = results["raw"]["peer"]
+    for key in ("rust-book", "long", "tldr"):
+        for app in ("peer", "ours", "bare"):
+            (run,) = runs[key][app]
+            assert run["seconds"] > 0 and run["peak_rss_mb"] > 0, (key, app)
+            assert run["rows"] > 0, (key, app)
+        # Ours and the bare app split alike (the same splitter and budgets).
+        assert runs[key]["ours"][0]["rows"] == runs[key]["bare"][0]["rows"], key
+
+    breakdown = results["raw"]["breakdown"]
+    assert set(breakdown) == {"rust-book", "long", "tldr"}
+    for key, found in breakdown.items():
+        assert found["failed"] == 0 and found["rows"] > 0, key
+        assert set(found["steps_cpu"]) == set(STEPS)
+        for step in ("read", "split", "index", "rows"):
+            assert found["steps_cpu"][step] > 0, (key, step)
+        assert found["startup_wall"] > 0 and found["server_cpu"]["ingest"] > 0, key
+        assert found["phases_wall"]["engine"] < found["ingest_wall"], key

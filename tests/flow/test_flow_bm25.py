@@ -1,0 +1,260 @@
+"""BM25 in PostgreSQL (flow/lexical.py) against a reference BM25 computed here,
+in Python, on the same tokens: the lexemes, positions and weights of the
+stored `search_vector`s, read back from the real database.
+
+The reference scores every chunk (no candidate pruning, no statistics
+tables), so agreement also proves that the GIN candidates, the MaxScore early
+stop and the stored statistics change nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import shutil
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import mdchunks
+import psycopg
+import pytest
+from mdchunks import lexical, retrieval
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample"
+TOLERANCE = 1e-9
+Ingest = Callable[..., mdchunks.IngestReport]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: uuid.UUID
+    source: str
+    rel_path: str
+    position: int
+    heading: Counter[str]  # lexeme -> occurrences weighted A (heading path)
+    body: Counter[str]  # lexeme -> occurrences of any other weight (text)
+
+
+def read_chunks(conn: psycopg.Connection, source: str | None) -> list[Chunk]:
+    rows = conn.execute(
+        "SELECT c.id, c.source, c.rel_path, c.position, u.lexeme, u.weights "
+        "FROM content_chunks c LEFT JOIN LATERAL unnest(c.search_vector) u ON true "
+        "WHERE %(s)s::text IS NULL OR c.source = %(s)s::text",
+        {"s": source},
+    ).fetchall()
+    chunks: dict[uuid.UUID, Chunk] = {}
+    for chunk_id, src, rel_path, position, lexeme, weights in rows:
+        chunk = chunks.setdefault(
+            chunk_id, Chunk(chunk_id, src, rel_path, position, Counter(), Counter())
+        )
+        for weight in weights or ():
+            (chunk.heading if weight == "A" else chunk.body)[lexeme] += 1
+    return list(chunks.values())
+
+
+def query_lexemes(conn: psycopg.Connection, query: str) -> Counter[str]:
+    """The query's tokens: to_tsvector's lexemes, hyphenated compounds left out."""
+    rows = conn.execute(
+        "SELECT lexeme, cardinality(positions) FROM unnest(to_tsvector('english', %s))", [query]
+    ).fetchall()
+    return Counter({lexeme: count for lexeme, count in rows if "-" not in lexeme})
+
+
+def reference_bm25(
+    chunks: list[Chunk],
+    terms: Counter[str],
+    k: int,
+    params: lexical.Bm25Params = lexical.DEFAULT_PARAMS,
+    match: str = "any",
+) -> list[tuple[uuid.UUID, float]]:
+    """Textbook BM25 over every chunk, weighted heading counts, Lucene idf."""
+    w, k1, b = params.heading_weight, params.k1, params.b
+
+    def tf(chunk: Chunk, lexeme: str) -> float:
+        return chunk.body[lexeme] + w * chunk.heading[lexeme]
+
+    def length(chunk: Chunk) -> float:
+        return sum(chunk.body.values()) + w * sum(chunk.heading.values())
+
+    n = len(chunks)
+    avgdl = sum(length(c) for c in chunks) / n
+    df = {t: sum(1 for c in chunks if tf(c, t) > 0) for t in terms}
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    scored = []
+    for chunk in chunks:
+        held = [t for t in terms if tf(chunk, t) > 0]
+        if not held or (match == "all" and len(held) < len(terms)):
+            continue
+        norm = k1 * (1 - b + b * length(chunk) / avgdl)
+        score = sum(
+            terms[t] * idf[t] * tf(chunk, t) * (k1 + 1) / (tf(chunk, t) + norm) for t in held
+        )
+        scored.append((score, chunk))
+    scored.sort(key=lambda pair: (-pair[0], pair[1].source, pair[1].rel_path, pair[1].position))
+    return [(chunk.id, score) for score, chunk in scored[:k]]
+
+
+def assert_same_ranking(
+    got: list[tuple[uuid.UUID, float]], want: list[tuple[uuid.UUID, float]]
+) -> None:
+    """Same scores, rank by rank; same chunks wherever the score is not a tie
+    (two chunks whose float scores agree to 1e-9 may come in either order)."""
+    assert len(got) == len(want), (got, want)
+    scores = [score for _, score in want]
+    for rank, ((got_id, got_score), (want_id, want_score)) in enumerate(
+        zip(got, want, strict=True)
+    ):
+        assert got_score == pytest.approx(want_score, rel=TOLERANCE)
+        tied = any(
+            math.isclose(want_score, other, rel_tol=TOLERANCE)
+            for other in scores[:rank] + scores[rank + 1 :]
+        )
+        if not tied:
+            assert got_id == want_id, (rank, got, want)
+
+
+QUERIES = (
+    "How are strings stored in memory?",
+    "ownership rules and the heap",
+    "install on linux with a package manager",
+    "Why does the String type need to be mutable to push_str?",
+    "troubleshooting configuration errors",
+    "reference-counted borrowing rules",  # a hyphenated compound
+    "string string string slice",  # a repeated word weighs more
+    "the of and",  # stop words only: no term, no hit
+    "zzzunknownword memory",  # a term no chunk holds
+)
+
+
+@pytest.fixture
+def sample_db(ingest: Ingest, database_url: str, tmp_path: Path) -> str:
+    root = Path(shutil.copytree(SAMPLE, tmp_path / "sample"))
+    assert ingest(root, source="docs").ok
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.md").write_text(
+        "# Memory notes\n\nStrings live on the heap. Memory memory memory.\n\n"
+        "## Ownership\n\nEach value has an owner.\n",
+        encoding="utf-8",
+    )
+    assert ingest(other, source="other").ok
+    return database_url
+
+
+@pytest.mark.parametrize("match", ["any", "all"])
+def test_scores_equal_a_reference_bm25_on_the_stored_tokens(sample_db: str, match: str) -> None:
+    with psycopg.connect(sample_db) as conn:
+        for source in ("docs", None):  # one source, or all of them
+            chunks = read_chunks(conn, source)
+            assert len(chunks) > 20
+            for query in QUERIES:
+                terms = query_lexemes(conn, query)
+                for k in (1, 3, 10):
+                    got = lexical.bm25(conn, query, k=k, source=source, match=match)
+                    want = reference_bm25(chunks, terms, k, match=match)
+                    assert_same_ranking(got, want)
+                    if query == QUERIES[0] and match == "any":
+                        assert got, "a query over the sample must find something"
+
+
+def test_other_parameters_agree_too(sample_db: str) -> None:
+    params = lexical.Bm25Params(k1=0.9, b=0.4, heading_weight=1.0)
+    with psycopg.connect(sample_db) as conn:
+        chunks = read_chunks(conn, "docs")
+        for query in QUERIES[:5]:
+            got = lexical.bm25(conn, query, k=5, source="docs", params=params)
+            assert_same_ranking(got, reference_bm25(chunks, query_lexemes(conn, query), 5, params))
+
+
+def test_stored_statistics_are_the_counts_of_the_rows(sample_db: str) -> None:
+    with psycopg.connect(sample_db) as conn:
+        for source in ("docs", "other"):
+            chunks = read_chunks(conn, source)
+            df = Counter(lexeme for c in chunks for lexeme in {*c.heading, *c.body})
+            stored = dict(
+                conn.execute(
+                    "SELECT lexeme, df FROM mdchunks_search_terms WHERE source = %s", [source]
+                ).fetchall()
+            )
+            assert stored == dict(df)
+            row = conn.execute(
+                "SELECT chunks, heading_length, text_length FROM mdchunks_search_stats "
+                "WHERE source = %s",
+                [source],
+            ).fetchone()
+            assert row == (
+                len(chunks),
+                sum(sum(c.heading.values()) for c in chunks),
+                sum(sum(c.body.values()) for c in chunks),
+            )
+
+
+def test_without_stored_statistics_the_counts_are_taken_live(sample_db: str) -> None:
+    with psycopg.connect(sample_db) as conn:
+        before = {q: lexical.bm25(conn, q, k=5, source=None) for q in QUERIES}
+        assert lexical.query_terms(conn, QUERIES[0], source=None).stored
+        conn.execute("DELETE FROM mdchunks_search_terms WHERE source = 'other'")
+        conn.execute("DELETE FROM mdchunks_search_stats WHERE source = 'other'")
+        assert not lexical.query_terms(conn, QUERIES[0], source=None).stored
+        for query, hits in before.items():
+            assert_same_ranking(lexical.bm25(conn, query, k=5, source=None), hits)
+
+
+def test_statistics_follow_edits_removals_and_drop(
+    sample_db: str, ingest: Ingest, tmp_path: Path
+) -> None:
+    root = tmp_path / "sample"
+    (root / "ch08-02-strings.md").unlink()
+    (root / "guide" / "install.md").write_text("# Install\n\nUse the zebra installer.\n")
+    assert ingest(root, source="docs").ok
+    test_stored_statistics_are_the_counts_of_the_rows(sample_db)
+    with psycopg.connect(sample_db) as conn:
+        hits = lexical.bm25(conn, "zebra", k=3, source="docs")
+        assert len(hits) == 1
+    mdchunks.drop("docs", database_url=sample_db, data_dir=tmp_path / "mdchunks-data")
+    with psycopg.connect(sample_db) as conn:
+        for table in ("mdchunks_search_terms", "mdchunks_search_stats"):
+            row = conn.execute(f"SELECT count(*) FROM {table} WHERE source = 'docs'").fetchone()
+            assert row == (0,)
+
+
+def test_the_early_stop_is_exact_on_a_corpus_of_common_words(
+    ingest: Ingest, database_url: str, tmp_path: Path
+) -> None:
+    """Many chunks share the common words, so MaxScore needs several rounds;
+    its top k must still be the reference's over every chunk."""
+    rng = random.Random(15)
+    words = [f"w{i}x" for i in range(300)]
+    weights = [1 / (i + 1) for i in range(len(words))]
+    root = tmp_path / "zipf"
+    root.mkdir()
+    for doc in range(30):
+        sections = []
+        for section in range(4):
+            heading = " ".join(rng.choices(words, weights, k=2))
+            body = " ".join(rng.choices(words, weights, k=rng.randint(20, 120)))
+            sections.append(f"## {heading} {section}\n\n{body}\n")
+        (root / f"d{doc:02}.md").write_text(f"# Doc {doc}\n\n" + "\n".join(sections))
+    assert ingest(root, source="zipf").ok
+    with psycopg.connect(database_url) as conn:
+        chunks = read_chunks(conn, "zipf")
+        for _ in range(40):
+            query = " ".join(rng.choices(words[:40], k=2) + rng.choices(words, k=rng.randint(1, 3)))
+            terms = query_lexemes(conn, query)
+            for k in (1, 5):
+                want = reference_bm25(chunks, terms, k)
+                # budget 1: the first round takes one term, then one more per round.
+                for budget in (1, lexical.FIRST_ROUND_CHUNKS):
+                    got = lexical.bm25(conn, query, k=k, source="zipf", budget=budget)
+                    assert_same_ranking(got, want)
+
+
+def test_retrieval_bm25_is_the_lexical_ranking(sample_db: str) -> None:
+    with psycopg.connect(sample_db) as conn:
+        ranked = retrieval.rank(conn, QUERIES[0], k=4, source="docs", method="bm25")
+        assert [(r.id, r.score) for r in ranked] == lexical.bm25(
+            conn, QUERIES[0], k=4, source="docs"
+        )

@@ -1,0 +1,138 @@
+"""`mdchunks search --json` and `--expand section|parent|none` (flow/hits.py),
+through the CLI on a real ingest of the repository's sample/ folder, and the
+same fields from the Python API."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import mdchunks
+import pytest
+from mdchunks import hits
+from mdchunks.heading_index import build_index
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample"
+FIELDS = {
+    "id",
+    "source",
+    "rel_path",
+    "position",
+    "char_start",
+    "char_end",
+    "heading_path",
+    "breadcrumb",
+    "score",
+    "text",
+}
+QUERY = "how are strings stored in memory"
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def sample(tmp_path: Path, run_cli: Any) -> Path:
+    root = Path(shutil.copytree(SAMPLE, tmp_path / "sample"))
+    assert run_cli("ingest", str(root), "--source", "sample").code == 0
+    return root
+
+
+def json_lines(result: Any) -> list[dict[str, Any]]:
+    assert result.code == 0, result.out
+    return [json.loads(line) for line in result.out.splitlines() if line.strip()]
+
+
+def test_json_lines_carry_the_chunk_and_its_place(sample: Path, run_cli: Any) -> None:
+    found = json_lines(run_cli("search", QUERY, "-k", "5", "--json"))
+    assert len(found) == 5
+    for hit in found:
+        assert set(hit) == FIELDS
+        document = (sample / hit["rel_path"]).read_text(encoding="utf-8")
+        assert document[hit["char_start"] : hit["char_end"]] == hit["text"]
+        assert hit["source"] == "sample"
+        assert (hit["breadcrumb"] is None) == (hit["heading_path"] == [])
+    scores = [hit["score"] for hit in found]
+    assert scores == sorted(scores, reverse=True) and scores[0] > 0
+
+
+def test_expand_section_is_the_section_rebuilt_from_its_chunks(sample: Path, run_cli: Any) -> None:
+    found = json_lines(run_cli("search", QUERY, "-k", "5", "--json", "--expand", "section"))
+    for hit in found:
+        assert set(hit) == FIELDS | {"section"}
+        section = hit["section"]
+        assert section["heading_path"] == hit["heading_path"]
+        assert section["char_start"] <= hit["char_start"] < hit["char_end"] <= section["char_end"]
+        document = (sample / hit["rel_path"]).read_text(encoding="utf-8")
+        # The document's own slice, but for whitespace dropped between chunks.
+        assert collapse(section["text"]) == collapse(
+            document[section["char_start"] : section["char_end"]]
+        )
+        if hit["heading_path"]:
+            # It starts at the hit's heading (the markdown splitter cuts there)...
+            heading = hit["heading_path"][-1]
+            first_line = section["text"].splitlines()[0]
+            assert first_line.lstrip("#").strip().replace("`", "") == heading.replace("`", "")
+    # ...and holds more than the hit where the section is longer than one chunk.
+    assert any(
+        hit["section"]["char_end"] - hit["section"]["char_start"]
+        > hit["char_end"] - hit["char_start"]
+        for hit in found
+    )
+
+
+def test_expand_parent_is_the_parent_chunk_row(sample: Path, run_cli: Any) -> None:
+    found = json_lines(run_cli("search", QUERY, "-k", "5", "--json", "--expand", "parent"))
+    assert any(hit["parent"] is not None for hit in found)
+    for hit in found:
+        assert set(hit) == FIELDS | {"parent"}
+        parent = hit["parent"]
+        if parent is None:
+            assert len(hit["heading_path"]) <= 1
+            continue
+        document = (sample / hit["rel_path"]).read_text(encoding="utf-8")
+        assert document[parent["char_start"] : parent["char_end"]] == parent["text"]
+        assert parent["position"] < hit["position"]
+        # docs/assign.md: the first chunk that overlaps the ancestor's section.
+        ancestor = next(
+            h for h in build_index(document).headings if h.path == tuple(hit["heading_path"][:-1])
+        )
+        assert parent["char_start"] < ancestor.section_end
+        assert parent["char_end"] > ancestor.start
+
+
+def test_the_python_api_returns_the_same_fields(
+    sample: Path, run_cli: Any, database_url: str, data_dir: Path
+) -> None:
+    printed = json_lines(run_cli("search", QUERY, "-k", "3", "--json", "--expand", "section"))
+    found = mdchunks.search(
+        QUERY, k=3, expand="section", database_url=database_url, data_dir=data_dir
+    )
+    assert [hit.to_json() for hit in found] == printed
+    assert all(isinstance(hit.section, hits.Section) for hit in found)
+
+
+def test_text_output_shows_the_section(sample: Path, run_cli: Any) -> None:
+    result = run_cli("search", QUERY, "-k", "1", "--expand", "section")
+    assert result.code == 0
+    assert "section " in result.out and "chunks):" in result.out
+
+
+def test_an_unknown_expansion_is_refused(run_cli: Any) -> None:
+    result = run_cli("search", QUERY, "--expand", "chapter")
+    assert result.code == 2
+
+
+def test_stitch_keeps_an_overlap_once_and_stands_in_for_dropped_whitespace() -> None:
+    pieces = [
+        hits.Piece(0, 0, 10, "0123456789"),
+        hits.Piece(1, 7, 14, "789abcd"),  # overlap of 3
+        hits.Piece(2, 17, 20, "xyz"),  # 3 characters of whitespace dropped
+        hits.Piece(3, 20, 21, "!"),
+    ]
+    assert hits.stitch(pieces) == (0, 21, "0123456789abcd\n\nxyz!")
+    run = hits.section_run([hits.Piece(p, 0, 1, "") for p in (1, 2, 3, 5, 6)], 2)
+    assert [piece.position for piece in run] == [1, 2, 3]
