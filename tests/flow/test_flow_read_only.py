@@ -144,7 +144,7 @@ def test_search_of_a_source_with_no_rows_names_it(database_url: str, tmp_path: P
 
     assert found.returncode == 0 and "notes:a.md#0" in found.stdout, found.stderr
     assert missing.returncode == 2, missing.stdout + missing.stderr
-    assert _one_line(missing).startswith("error: nothing ingested yet for source 'nots' in ")
+    assert _one_line(missing).startswith("error: unknown source 'nots' (known sources: notes)")
 
 
 def test_help_says_which_commands_start_the_server_and_how_to_stop_it(
