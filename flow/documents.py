@@ -98,6 +98,7 @@ class DocumentFile(localfs.File):
         stat: FileStat | None,
         max_bytes: int,
         verify: bool = False,
+        confined: bool = False,
     ) -> None:
         # No stat (live mode, where cocoindex's walk made the file object and
         # its memo state): the metadata is fetched if anything asks for it.
@@ -105,6 +106,10 @@ class DocumentFile(localfs.File):
         self._max_bytes = max_bytes
         # A verifying run (`ingest --verify`): the content decides, not the stat.
         self._verify = verify
+        # Live mode: cocoindex's own walk lists the files, links included, so
+        # the read refuses a link that leaves the root (the batch walk skips
+        # them before: flow/listing.py).
+        self._confined = confined
         self.failure: str | None = None
 
     async def _read_impl(self, size: int = -1) -> bytes:
@@ -144,6 +149,8 @@ class DocumentFile(localfs.File):
 
     def _read_sync(self, size: int = -1) -> bytes:
         flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+        if self._confined:
+            self._check_inside_root()
         descriptor = os.open(self._path(), flags)
         try:
             found = os.fstat(descriptor)
@@ -169,6 +176,18 @@ class DocumentFile(localfs.File):
                 "(--max-doc-bytes) while it was read"
             )
         return data
+
+    def _check_inside_root(self) -> None:
+        base = self._file_path.base_dir
+        if base is None:
+            return
+        root = os.path.realpath(coco.use_context(base))
+        target = os.path.realpath(self._path())
+        if os.path.commonpath([root, target]) != root:
+            raise DocumentReplaced(
+                "a link that leads outside the source root; not read (the watch never "
+                "follows such links)"
+            )
 
     def _path(self) -> PurePath:
         """The file's path: the root (the context's) joined with the relative path.
@@ -228,7 +247,7 @@ class LiveDocuments:
         # cocoindex types a walked file's path as the generic FilePath; a
         # localfs walk makes localfs.FilePath objects.
         path = cast(localfs.FilePath, file.file_path)
-        return DocumentFile(path, stat=None, max_bytes=self._max_bytes)
+        return DocumentFile(path, stat=None, max_bytes=self._max_bytes, confined=True)
 
     async def _documents(self) -> AsyncIterator[tuple[str, DocumentFile]]:
         async for key, file in self._items:

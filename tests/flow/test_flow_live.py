@@ -90,6 +90,10 @@ def test_live_ingests_changes_as_they_happen(
         (root / "edit.md").write_text("# Edit\n\nThe second version.\n")
         (root / "gone.md").unlink()
         (root / "bad.md").write_bytes(b"# Bad\n\nnot \xff utf-8\n")
+        secret = tmp_path / "outside" / "secret.md"
+        secret.parent.mkdir()
+        secret.write_text("# Secret\n\nnot under the watched folder\n")
+        (root / "leak.md").symlink_to(secret)
 
         _wait_for(
             "the new page's rows",
@@ -112,6 +116,13 @@ def test_live_ingests_changes_as_they_happen(
             "the bad page's failure",
             lambda: (_document(database_url, "bad.md") or (None, None))[1] is not None,
         )
+        _wait_for(
+            "the link out of the folder refused",
+            lambda: (
+                "outside the source root" in str((_document(database_url, "leak.md") or (0, ""))[1])
+            ),
+        )
+        assert _chunks(database_url, "leak.md") == []
     except BaseException:
         process.kill()
         out, err = process.communicate()
@@ -129,12 +140,12 @@ def test_live_ingests_changes_as_they_happen(
     # Only what changed: the watch shares the batch run's memos (the pages
     # ingested before it started are not processed again).
     live = [line for line in out.splitlines() if line.startswith("live: ")]
-    assert live[-1] == "live: 2 added, 1 changed, 1 removed since the watch began", out
+    assert live[-1] == "live: 3 added, 1 changed, 1 removed since the watch began", out
 
     # The watch ended cleanly: its state is trusted, nothing is left to do.
     again = mdchunks.ingest(root, source=SOURCE, database_url=database_url, data_dir=data_dir)
     assert not again.state_reset and again.processed == 0, again
-    assert [f.rel_path for f in again.failures] == ["bad.md"]
+    assert [f.rel_path for f in again.failures] == ["bad.md", "leak.md"]
     paths = fetch(
         database_url,
         "SELECT DISTINCT rel_path FROM content_chunks WHERE source = %s ORDER BY 1",
