@@ -79,9 +79,26 @@ def fit_span(text: str, span: Span, chunk_size: int) -> list[Span]:
             pieces.append((start, end))
             break
         cut = _break_point(text, start, limit)
-        pieces.append((start, cut))
-        start = cut
+        # Pieces are trimmed like chunks: no trailing whitespace, and the next
+        # one starts at text (or at a line's indentation); only whitespace is
+        # left out between them.
+        stop = cut
+        while stop > start and text[stop - 1].isspace():
+            stop -= 1
+        if stop > start:
+            pieces.append((start, stop))
+        start = _next_start(text, cut, end)
     return pieces
+
+
+def _next_start(text: str, cut: int, end: int) -> int:
+    at = cut
+    while at < end and text[at] in "\r\n":
+        at += 1
+    if at == cut and cut > 0 and text[cut - 1] not in "\r\n":  # a cut inside a line
+        while at < end and text[at].isspace():
+            at += 1
+    return at
 
 
 def _fitting_end(text: str, start: int, end: int, chunk_size: int) -> int:

@@ -137,9 +137,11 @@ def _table_atoms(text: str, table: PipeTable, chunk_size: int) -> list[_Atom]:
     head = _Atom(table.start, table.rows[0][1])
     atoms = [head, *(_Atom(a, b, continues=table) for a, b in table.rows[1:])]
     # A row (or the head) over the budget on its own is cut within the budget
-    # too (heading_index/coverage.py); its pieces continue the table.
+    # too (heading_index/coverage.py). Its first piece continues the table as
+    # the row would; the later ones start inside the row, so they are text
+    # (no header rows before them in the embed text).
     return [
-        _Atom(a, b, atom.continues if a == atom.start else table)
+        _Atom(a, b, atom.continues if a == atom.start else None)
         for atom in atoms
         for a, b in fit_span(text, (atom.start, atom.end), chunk_size)
     ]

@@ -21,6 +21,7 @@ from mdchunks.heading_index import (
     render_breadcrumb,
     structure_chunks,
 )
+from mdchunks.heading_index.coverage import repair_spans
 from psycopg.rows import dict_row
 
 _SPLITTER = RecursiveSplitter()
@@ -210,4 +211,7 @@ def _spans(text: str, rel_path: str, recipe: Recipe) -> list[tuple[int, int]]:
         chunk_overlap=recipe.chunk_overlap,
         language=recipe.language_for(rel_path),
     )
-    return [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
+    spans = [(chunk.start.char_offset, chunk.end.char_offset) for chunk in chunks]
+    # The product's split repairs what the splitter loses or oversizes
+    # (heading_index/coverage.py): so do the expected rows.
+    return repair_spans(text, spans, recipe.chunk_size)

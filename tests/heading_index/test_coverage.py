@@ -79,4 +79,6 @@ def test_a_run_without_break_points_is_cut_at_code_points() -> None:
 
 def test_cuts_prefer_line_breaks_then_whitespace() -> None:
     text = "aaaa bbbb\ncccc dddd eeee"
-    assert fit_span(text, (0, len(text)), 12) == [(0, 10), (10, 20), (20, 24)]
+    # After the line break, then after a space; the whitespace at a cut is in
+    # no piece (pieces are trimmed like chunks), every other character is.
+    assert fit_span(text, (0, len(text)), 12) == [(0, 9), (10, 19), (20, 24)]
