@@ -142,6 +142,10 @@ class SearchHit:
     id: uuid.UUID | None = None
     char_start: int = 0
     char_end: int = 0
+    # 1-based lines of its first and last character; None for a row written
+    # before migration 0009 whose document was not processed since.
+    start_line: int | None = None
+    end_line: int | None = None
     text: str = ""
     expand: str = hits.DEFAULT_EXPANSION
     section: hits.Section | None = None
@@ -222,7 +226,19 @@ def search(
         )
     found = []
     for hit in ranked:
-        src, rel_path, position, heading_path, breadcrumb, snippet, start, end, text = shown[hit.id]
+        (
+            src,
+            rel_path,
+            position,
+            heading_path,
+            breadcrumb,
+            snippet,
+            start,
+            end,
+            text,
+            first,
+            last,
+        ) = shown[hit.id]
         found.append(
             SearchHit(
                 rank=hit.score,
@@ -235,6 +251,8 @@ def search(
                 id=hit.id,
                 char_start=int(start),
                 char_end=int(end),
+                start_line=first,
+                end_line=last,
                 text=text,
                 expand=expand,
                 section=sections.get(hit.id),

@@ -23,16 +23,19 @@ from mdchunks.heading_index.chunkers import CHUNKERS, chunker_versions, get_chun
 from mdchunks.heading_index.options import ChunkOptions
 from mdchunks.heading_index.oversized import BudgetSplit
 from mdchunks.heading_index.structure import budget_split_from
+from mdchunks.rows import ROWS_VERSION
 from mdchunks.splitting import GuardedSplitter
 
 _DEFAULT = ChunkOptions()
 
 # What a host's memo sees of our logic besides this module's code: the heading
-# index's and the chunkers' versions, and the default options (a default
-# argument is no part of a memo key, so new defaults must show here).
+# index's and the chunkers' versions, the rows' (a new column to fill), and the
+# default options (a default argument is no part of a memo key, so new
+# defaults must show here).
 LOGIC_VERSIONS = {
     "heading_index": HEADING_INDEX_VERSION,
     "chunkers": chunker_versions(),
+    "rows": ROWS_VERSION,
     "defaults": _DEFAULT,
 }
 

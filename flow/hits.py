@@ -159,6 +159,8 @@ def to_json(hit: Any) -> dict[str, Any]:
         "position": hit.position,
         "char_start": hit.char_start,
         "char_end": hit.char_end,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
         "heading_path": list(hit.heading_path),
         "breadcrumb": hit.stored_breadcrumb,
         "score": hit.rank,

@@ -44,6 +44,7 @@ and 3 on the rust-book golden set (README, "Search").
 from __future__ import annotations
 
 import math
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,41 +146,63 @@ def query_terms(
 
 
 # A scored chunk: (score, source, rel_path, position, id); sorting (-score, ...)
-# is the SQL's order, so rankings of disjoint sets of chunks merge exactly.
+# is the ranking's order, so rankings of disjoint sets of chunks merge exactly.
 Scored = tuple[float, str, str, int, uuid.UUID]
+
+# One lexeme of a tsvector's text form: quoted (' and \\ doubled inside), then
+# its positions after a colon (none for a stripped vector).
+_TSVECTOR_ENTRY = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
+
+
+def occurrences(vector_text: str | None) -> dict[str, int]:
+    """lexeme -> number of positions, from a tsvector's text form."""
+    if not vector_text:
+        return {}
+    return {
+        lexeme.replace("''", "'").replace("\\\\", "\\"): positions.count(",") + 1
+        if positions
+        else 0
+        for lexeme, positions in _TSVECTOR_ENTRY.findall(vector_text)
+    }
 
 
 def _score(
     conn: psycopg.Connection,
     terms: Sequence[Term],
     candidates: str,
-    scored: str | None,
+    seen: Sequence[uuid.UUID],
     *,
-    k: int,
     source: str | None,
     avgdl: float,
     params: Bm25Params,
 ) -> list[Scored]:
+    """Every chunk matching `candidates` and not in `seen`, scored over all `terms`."""
+    weights = {term.lexeme: term.weight for term in terms}
     rows = conn.execute(
-        QUERIES["search_score"],
+        QUERIES["search_candidates"],
         {
-            "lexemes": [term.lexeme for term in terms],
-            "idfs": [term.weight for term in terms],
+            "lexemes": list(weights),
             "candidates": candidates,
-            "scored": scored,
+            "heading_query": " | ".join(f"{tsquery_literal(lexeme)}:A" for lexeme in weights),
+            "seen": list(seen),
             "source": source,
-            "k1": params.k1,
-            "b": params.b,
-            "heading_weight": params.heading_weight,
-            # A collection of empty chunks has avgdl 0; no candidate can match then.
-            "avgdl": avgdl if avgdl > 0 else 1.0,
-            "k": k,
         },
     ).fetchall()
-    return [
-        (float(score), src, rel_path, int(position), id_)
-        for id_, score, src, rel_path, position in rows
-    ]
+    k1, b, w = params.k1, params.b, params.heading_weight
+    # A collection of empty chunks has avgdl 0; no candidate can match then.
+    mean = avgdl if avgdl > 0 else 1.0
+    scored: list[Scored] = []
+    for id_, src, rel_path, position, heading_length, text_length, matched, heading in rows:
+        norm = k1 * (1 - b + b * (w * heading_length + text_length) / mean)
+        in_heading = occurrences(heading)
+        score = 0.0
+        # tf: text occurrences count 1, heading-path ones heading_weight (the
+        # matched count holds both, so the heading's count once more with w - 1).
+        for lexeme, count in occurrences(matched).items():
+            tf = count + (w - 1) * in_heading.get(lexeme, 0)
+            score += weights[lexeme] * tf * (k1 + 1) / (tf + norm)
+        scored.append((score, src, rel_path, int(position), id_))
+    return scored
 
 
 def _order(hit: Scored) -> tuple[float, str, str, int]:
@@ -202,32 +225,30 @@ def bm25(
     if not present or (match == "all" and len(present) < len(found.terms)):
         return []
 
-    def score(candidates: Sequence[Term], scored: Sequence[Term] = ()) -> list[Scored]:
-        operator = " & " if match == "all" else " | "
+    def score(candidates: Sequence[Term], operator: str = " | ") -> list[Scored]:
         tsquery = operator.join(tsquery_literal(term.lexeme) for term in candidates)
-        done = " | ".join(tsquery_literal(term.lexeme) for term in scored) or None
-        return _score(
-            conn, present, tsquery, done, k=k, source=source, avgdl=found.avgdl, params=params
-        )
+        hits = _score(conn, present, tsquery, seen, source=source, avgdl=found.avgdl, params=params)
+        seen.extend(hit[4] for hit in hits)
+        return hits
 
     def ids(hits: Sequence[Scored]) -> list[tuple[uuid.UUID, float]]:
-        return [(hit[4], hit[0]) for hit in hits]
+        return [(hit[4], hit[0]) for hit in sorted(hits, key=_order)[:k]]
 
+    seen: list[uuid.UUID] = []
     if match == "all":
-        return ids(score(present))
+        return ids(score(present, " & "))
     # MaxScore: heaviest terms first; stop once no chunk outside can reach the
     # top k. Each later round scores only the chunks holding its term and none
     # of the earlier ones (disjoint sets), and merges their top k in.
     order = sorted(present, key=lambda term: (-term.weight, term.lexeme))
     ceiling = [term.weight * (params.k1 + 1) for term in order]
     essential = first_round(order, budget)
-    hits = score(order[:essential])
+    hits = sorted(score(order[:essential]), key=_order)[:k]
     while True:
         outside = sum(ceiling[essential:])
         if essential == len(order) or (len(hits) >= k and hits[k - 1][0] > outside):
             return ids(hits)
-        hits = sorted(hits + score(order[essential : essential + 1], order[:essential]), key=_order)
-        hits = hits[:k]
+        hits = sorted(hits + score(order[essential : essential + 1]), key=_order)[:k]
         essential += 1
 
 

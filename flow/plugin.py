@@ -89,7 +89,7 @@ _LONGEST_SUFFIX = len("_headings_together_check")
 def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | None = None) -> str:
     """The DDL of a chunk table named `table_name`: columns, constraints, the
     search column and its indexes, as our migrations make `content_chunks`.
-    The search column's helper function is created in the same schema unless
+    The search columns' trigger function is created in the same schema unless
     it is there already (its owner may be another role)."""
     if len(table_name.encode()) + _LONGEST_SUFFIX > 63:
         raise ValueError(
@@ -100,8 +100,7 @@ def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | Non
     schema = "" if pg_schema_name is None else f"{_identifier(pg_schema_name)}."
     template = resources.files("mdchunks").joinpath("chunk_table.sql").read_text("utf-8")
     prefix = table_name.replace('"', '""')
-    function = f"{schema}mdchunks_heading_path_text"
-    occurrences = f"{schema}mdchunks_lexeme_occurrences"
+    search_columns = f"{schema}mdchunks_search_columns"
 
     def literal(signature: str) -> str:
         return "'" + signature.replace("'", "''") + "'"
@@ -109,8 +108,6 @@ def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | Non
     return template.format(
         table=schema + table,
         prefix=prefix,
-        function=function,
-        function_literal=literal(f"{function}(text[])"),
-        occurrences=occurrences,
-        occurrences_literal=literal(f"{occurrences}(tsvector)"),
+        search_columns=search_columns,
+        search_columns_literal=literal(f"{search_columns}()"),
     )

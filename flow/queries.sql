@@ -283,56 +283,33 @@ SELECT t.lexeme,
           AND (%(source)s::text IS NULL OR c.source = %(source)s::text)) AS df
 FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 
--- name: search_score
--- BM25 (flow/lexical.py) of the chunks that match %(candidates)s (a tsquery
--- over some of the query's lexemes; the GIN index finds them) and not
--- %(scored)s, scored over
--- all the query's lexemes %(lexemes)s with their idf %(idfs)s:
---   score = sum_t idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
--- tf = occurrences of t in the text + heading_weight * occurrences in the
--- heading path (weight A); |d| = the same weighted count over all lexemes
--- (matched counts both parts, so the heading's count once more with weight-1).
--- The vector is cut down to the query's lexemes first (setweight to D on those
--- lexemes, then keep D): two linear C passes instead of unnesting it whole.
-WITH q AS (
-    SELECT t.lexeme, t.idf
-    FROM unnest(%(lexemes)s::text[], %(idfs)s::float8[]) AS t(lexeme, idf)
-),
-candidates AS (
-    SELECT c.id, c.source, c.rel_path, c.position,
-           %(heading_weight)s::float8 * c.search_heading_length + c.search_text_length AS length,
-           ts_filter(setweight(c.search_vector, 'D', %(lexemes)s::text[]), ARRAY['d']::"char"[])
-               AS matched,
-           -- The A part of search_vector, from the heading path itself: the
-           -- same tokens without reading (and decompressing) the vector twice.
-           to_tsvector('english', mdchunks_heading_path_text(c.heading_path)) AS heading
+-- name: search_candidates
+-- What BM25 needs of the chunks that match %(candidates)s (a tsquery over some
+-- of the query's lexemes; the GIN index finds them) and are not among
+-- %(seen)s (chunks an earlier MaxScore round scored): the lengths, and the
+-- query's lexemes %(lexemes)s cut out of the stored vector with their
+-- positions (flow/lexical.py counts them and scores in Python). The cut is two
+-- linear C passes (setweight to D on those lexemes, then keep D), where
+-- unnesting the whole vector in SQL cost 10 times more. Heading-path
+-- occurrences (weight A) are cut from the A part alone, only for the chunks
+-- whose heading path holds a query lexeme at all (%(heading_query)s, a binary
+-- search per lexeme). The vector is read (detoasted) once, in the subquery:
+-- each use of the column itself would read it again.
+SELECT s.id, s.source, s.rel_path, s.position, s.heading_length, s.text_length,
+       ts_filter(setweight(s.vector, 'D', %(lexemes)s::text[]), '{d}')::text AS matched,
+       CASE WHEN s.vector @@ %(heading_query)s::tsquery
+            THEN ts_filter(setweight(ts_filter(s.vector, '{a}'), 'D', %(lexemes)s::text[]),
+                           '{d}')::text
+       END AS heading
+FROM (
+    SELECT c.id, c.source, c.rel_path, c.position, c.search_heading_length AS heading_length,
+           c.search_text_length AS text_length, c.search_vector || ''::tsvector AS vector
     FROM content_chunks c
     WHERE c.search_vector @@ %(candidates)s::tsquery
       AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
-      -- Chunks an earlier MaxScore round scored already (NULL: none).
-      AND (%(scored)s::tsquery IS NULL OR NOT c.search_vector @@ %(scored)s::tsquery)
-),
-scored AS (
-    SELECT cd.id, cd.source, cd.rel_path, cd.position,
-           sum(q.idf * f.tf * (%(k1)s::float8 + 1)
-               / (f.tf + %(k1)s::float8 * (1 - %(b)s::float8
-                                          + %(b)s::float8 * cd.length / %(avgdl)s::float8)))
-               AS score
-    FROM candidates cd
-    CROSS JOIN LATERAL (
-        SELECT m.lexeme,
-               cardinality(m.positions)
-               + (%(heading_weight)s::float8 - 1) * coalesce(cardinality(h.positions), 0) AS tf
-        FROM unnest(cd.matched) AS m
-        LEFT JOIN unnest(cd.heading) AS h ON h.lexeme = m.lexeme
-    ) f
-    JOIN q ON q.lexeme = f.lexeme
-    GROUP BY cd.id, cd.source, cd.rel_path, cd.position
-)
-SELECT id, score, source, rel_path, position
-FROM scored
-ORDER BY score DESC, source, rel_path, position
-LIMIT %(k)s;
+      AND c.id <> ALL(%(seen)s::uuid[])
+    OFFSET 0
+) s;
 
 -- name: search_section_chunks
 -- For each hit, the chunks of its document, each saying whether its heading

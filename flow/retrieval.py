@@ -177,7 +177,7 @@ def hits_sql(match: str) -> sql.Composed:
         WITH q AS (SELECT {tsquery} AS query)
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
                {snippet} AS snippet,
-               c.char_start, c.char_end, c.text
+               c.char_start, c.char_end, c.text, c.start_line, c.end_line
         FROM content_chunks c, q
         WHERE c.id = ANY(%(ids)s::uuid[])
         """

@@ -27,6 +27,13 @@ NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")
 
 CHUNKS_TABLE = "content_chunks"
 DOCUMENTS_TABLE = "mdchunks_documents"
+# Columns of content_chunks that no writer sets: the mdchunks_search_columns
+# trigger computes them from text and heading_path (migration 0009).
+SEARCH_COLUMNS = ("search_vector", "search_heading_length", "search_text_length")
+# What a row of a chunk holds, as part of the logic a memo sees (flow/chunking.py):
+# 2 added start_line and end_line, so an upgrade processes every document again
+# and rows written before get their lines.
+ROWS_VERSION = "2"
 
 
 def chunk_id(source: str, rel_path: str, position: int) -> uuid.UUID:
@@ -56,6 +63,9 @@ class ChunkRow:
     # a table split between rows, the table's header rows before the text).
     embed_text: str
     recipe: str
+    # 1-based lines of the chunk's first and last character (HeadingChunk's).
+    start_line: Annotated[int, PgType("integer")] | None
+    end_line: Annotated[int, PgType("integer")] | None
 
 
 R = TypeVar("R")
@@ -113,6 +123,8 @@ def chunk_rows(
             "breadcrumb": chunk.breadcrumb,
             "embed_text": chunk.embed_text,
             "recipe": recipe,
+            "start_line": chunk.start_line,
+            "end_line": chunk.end_line,
         }
         if extra is not None:
             fields.update(extra(chunk))

@@ -175,7 +175,17 @@ def _relation_shape(conn: psycopg.Connection, table: str) -> dict[str, object]:
         "WHERE tablename = %s ORDER BY 1",
         [table],
     ).fetchall()
-    return {"columns": columns, "constraints": constraints, "indexes": indexes}
+    triggers = conn.execute(
+        "SELECT replace(tgname, %s, ''), replace(pg_get_triggerdef(oid), %s, '') FROM pg_trigger "
+        "WHERE tgrelid = %s::regclass AND NOT tgisinternal ORDER BY 1",
+        [table, table, table],
+    ).fetchall()
+    return {
+        "columns": columns,
+        "constraints": constraints,
+        "indexes": indexes,
+        "triggers": triggers,
+    }
 
 
 def test_the_hosts_table_sql_is_content_chunks_under_another_name(
