@@ -72,6 +72,10 @@ class Term:
     df: int
     idf: float
     occurrences: int = 1  # in the query: a repeated word weighs that many times
+    # The most positions of the lexeme in one searched chunk, in all and in the
+    # heading path (None: not known, statistics counted live or predating 0009).
+    max_occurrences: int | None = None
+    max_heading_occurrences: int | None = None
 
     @property
     def weight(self) -> float:
@@ -84,6 +88,8 @@ class QueryTerms:
     chunks: int  # N
     avgdl: float  # mean weighted length of the searched chunks
     stored: bool  # statistics came from the stats tables (False: counted live)
+    # The shortest searched chunk's lengths (heading path, text), None if unknown.
+    shortest: tuple[int, int] | None = None
 
 
 def idf(df: int, chunks: int) -> float:
@@ -122,11 +128,14 @@ def query_terms(
     values = {"query": query, "source": source}
     collection = conn.execute(QUERIES["search_collection"], values).fetchone()
     assert collection is not None  # an aggregate always returns a row
-    chunks, heading_length, text_length, stored = collection
+    chunks, heading_length, text_length, min_heading, min_text, stored = collection
     rows = conn.execute(QUERIES["search_query_terms"], values).fetchall()
-    occurrences = {str(lexeme): int(count) for lexeme, count, _df in rows}
-    dfs = {str(lexeme): int(df) for lexeme, _count, df in rows}
+    occurrences = {str(row[0]): int(row[1]) for row in rows}
+    dfs = {str(row[0]): int(row[2]) for row in rows}
+    maxima = {str(row[0]): (row[3], row[4]) for row in rows}
+    shortest = None if min_heading is None or min_text is None else (min_heading, min_text)
     if not stored:
+        maxima, shortest = {}, None
         live = conn.execute(QUERIES["search_collection_live"], values).fetchone()
         assert live is not None
         chunks, heading_length, text_length = live
@@ -140,43 +149,47 @@ def query_terms(
     total = params.heading_weight * float(heading_length) + float(text_length)
     avgdl = total / chunks if chunks else 0.0
     terms = tuple(
-        Term(lexeme, df, idf(df, chunks), occurrences[lexeme]) for lexeme, df in sorted(dfs.items())
+        Term(lexeme, df, idf(df, chunks), occurrences[lexeme], *maxima.get(lexeme, (None, None)))
+        for lexeme, df in sorted(dfs.items())
     )
-    return QueryTerms(terms=terms, chunks=chunks, avgdl=avgdl, stored=bool(stored))
+    return QueryTerms(
+        terms=terms, chunks=chunks, avgdl=avgdl, stored=bool(stored), shortest=shortest
+    )
 
 
 # A scored chunk: (score, source, rel_path, position, id); sorting (-score, ...)
 # is the ranking's order, so rankings of disjoint sets of chunks merge exactly.
-Scored = tuple[float, str, str, int, uuid.UUID]
+Scored = tuple[float, str, str, int, str]  # the id as text until the answer
 
 # One lexeme of a tsvector's text form: quoted (' and \\ doubled inside), then
 # its positions after a colon (none for a stripped vector).
 _TSVECTOR_ENTRY = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
 
 
-def occurrences(vector_text: str | None) -> dict[str, int]:
-    """lexeme -> number of positions, from a tsvector's text form."""
+def positions_per_lexeme(vector_text: str | None) -> list[tuple[str, int]]:
+    """(lexeme, number of positions) of a tsvector's text form, in its order."""
     if not vector_text:
-        return {}
-    return {
-        lexeme.replace("''", "'").replace("\\\\", "\\"): positions.count(",") + 1
-        if positions
-        else 0
-        for lexeme, positions in _TSVECTOR_ENTRY.findall(vector_text)
-    }
+        return []
+    found = []
+    for lexeme, positions in _TSVECTOR_ENTRY.findall(vector_text):
+        if "'" in lexeme or "\\" in lexeme:
+            lexeme = lexeme.replace("''", "'").replace("\\\\", "\\")
+        found.append((lexeme, positions.count(",") + 1 if positions else 0))
+    return found
 
 
 def _score(
     conn: psycopg.Connection,
     terms: Sequence[Term],
     candidates: str,
-    seen: Sequence[uuid.UUID],
+    seen: list[str],
     *,
     source: str | None,
     avgdl: float,
     params: Bm25Params,
 ) -> list[Scored]:
-    """Every chunk matching `candidates` and not in `seen`, scored over all `terms`."""
+    """Every chunk matching `candidates` and not in `seen` (ids as text; the
+    chunks scored are added to it), scored over all `terms`."""
     weights = {term.lexeme: term.weight for term in terms}
     rows = conn.execute(
         QUERIES["search_candidates"],
@@ -184,7 +197,7 @@ def _score(
             "lexemes": list(weights),
             "candidates": candidates,
             "heading_query": " | ".join(f"{tsquery_literal(lexeme)}:A" for lexeme in weights),
-            "seen": list(seen),
+            "seen": seen,
             "source": source,
         },
     ).fetchall()
@@ -194,14 +207,15 @@ def _score(
     scored: list[Scored] = []
     for id_, src, rel_path, position, heading_length, text_length, matched, heading in rows:
         norm = k1 * (1 - b + b * (w * heading_length + text_length) / mean)
-        in_heading = occurrences(heading)
+        in_heading = dict(positions_per_lexeme(heading)) if heading else {}
         score = 0.0
         # tf: text occurrences count 1, heading-path ones heading_weight (the
         # matched count holds both, so the heading's count once more with w - 1).
-        for lexeme, count in occurrences(matched).items():
+        for lexeme, count in positions_per_lexeme(matched):
             tf = count + (w - 1) * in_heading.get(lexeme, 0)
             score += weights[lexeme] * tf * (k1 + 1) / (tf + norm)
-        scored.append((score, src, rel_path, int(position), id_))
+        scored.append((score, src, rel_path, position, id_))
+    seen.extend(hit[4] for hit in scored)
     return scored
 
 
@@ -225,31 +239,94 @@ def bm25(
     if not present or (match == "all" and len(present) < len(found.terms)):
         return []
 
+    def score_tsquery(tsquery: str) -> list[Scored]:
+        return _score(conn, present, tsquery, seen, source=source, avgdl=found.avgdl, params=params)
+
     def score(candidates: Sequence[Term], operator: str = " | ") -> list[Scored]:
-        tsquery = operator.join(tsquery_literal(term.lexeme) for term in candidates)
-        hits = _score(conn, present, tsquery, seen, source=source, avgdl=found.avgdl, params=params)
-        seen.extend(hit[4] for hit in hits)
-        return hits
+        return score_tsquery(operator.join(tsquery_literal(term.lexeme) for term in candidates))
 
     def ids(hits: Sequence[Scored]) -> list[tuple[uuid.UUID, float]]:
-        return [(hit[4], hit[0]) for hit in sorted(hits, key=_order)[:k]]
+        return [(uuid.UUID(hit[4]), hit[0]) for hit in sorted(hits, key=_order)[:k]]
 
-    seen: list[uuid.UUID] = []
+    seen: list[str] = []
     if match == "all":
         return ids(score(present, " & "))
-    # MaxScore: heaviest terms first; stop once no chunk outside can reach the
-    # top k. Each later round scores only the chunks holding its term and none
-    # of the earlier ones (disjoint sets), and merges their top k in.
+    # MaxScore: heaviest terms first, one round each, until k chunks are in
+    # hand; then one last round of the only chunks that can still enter the
+    # top k (see `could_enter`), unless there are too many ways to do so.
     order = sorted(present, key=lambda term: (-term.weight, term.lexeme))
-    ceiling = [term.weight * (params.k1 + 1) for term in order]
+    ceiling = [ceiling_of(term, params, found) for term in order]
     essential = first_round(order, budget)
     hits = sorted(score(order[:essential]), key=_order)[:k]
-    while True:
-        outside = sum(ceiling[essential:])
-        if essential == len(order) or (len(hits) >= k and hits[k - 1][0] > outside):
-            return ids(hits)
+    while essential < len(order):
+        if len(hits) >= k:
+            threshold = hits[k - 1][0]
+            subsets = could_enter(ceiling[essential:], threshold)
+            if subsets is not None:
+                if subsets:
+                    rest = order[essential:]
+                    tsquery = " | ".join(
+                        "(" + " & ".join(tsquery_literal(rest[i].lexeme) for i in subset) + ")"
+                        for subset in subsets
+                    )
+                    hits = sorted(hits + score_tsquery(tsquery), key=_order)[:k]
+                return ids(hits)
         hits = sorted(hits + score(order[essential : essential + 1]), key=_order)[:k]
         essential += 1
+    return ids(hits)
+
+
+CEILING_SLACK = 1e-9  # relative: a bound rounded down by a float must still bound
+
+
+def ceiling_of(term: Term, params: Bm25Params, found: QueryTerms) -> float:
+    """The most one chunk can get from `term`. Always weight * (k1 + 1), as
+    tf / (tf + K) < 1; tighter from the statistics when they are known: tf is
+    at most the most positions of the term in one chunk plus (heading weight
+    - 1) times its most in one heading path, K at least that of the shortest
+    chunk, and tf / (tf + K) grows with tf and falls with K."""
+    loose = term.weight * (params.k1 + 1)
+    most, most_in_heading = term.max_occurrences, term.max_heading_occurrences
+    if most is None or most_in_heading is None or found.shortest is None or found.avgdl <= 0:
+        return loose
+    w = params.heading_weight
+    tf = most + max(w - 1, 0.0) * most_in_heading
+    shortest = max(w, 0.0) * found.shortest[0] + found.shortest[1]
+    norm = params.k1 * (1 - params.b + params.b * shortest / found.avgdl)
+    if tf + norm <= 0:
+        return loose
+    return min(loose, loose * tf / (tf + norm)) * (1 + CEILING_SLACK)
+
+
+MAX_SUBSETS = 64  # clauses of the last round's tsquery; more: one term a round
+
+
+def could_enter(ceilings: Sequence[float], threshold: float) -> list[tuple[int, ...]] | None:
+    """The sets of terms a chunk must hold all of to possibly score at least
+    `threshold`, when it holds none of the terms scored already: the minimal
+    subsets of the remaining terms (indexes into `ceilings`, sorted heaviest
+    first) whose ceilings add up to `threshold` or more. A chunk's share of a
+    term is below its ceiling, so a chunk holding no such subset scores below
+    the k-th best in hand and cannot enter the top k, not even on a tie. None
+    when there are more than MAX_SUBSETS of them."""
+    found: list[tuple[int, ...]] = []
+    suffix = [0.0] * (len(ceilings) + 1)
+    for i in range(len(ceilings) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + ceilings[i]
+
+    def extend(start: int, taken: tuple[int, ...], total: float) -> bool:
+        for i in range(start, len(ceilings)):
+            if total + suffix[i] < threshold:
+                return True  # the lighter terms cannot make up the rest
+            if total + ceilings[i] >= threshold:
+                found.append((*taken, i))
+                if len(found) > MAX_SUBSETS:
+                    return False
+            elif not extend(i + 1, (*taken, i), total + ceilings[i]):
+                return False
+        return True
+
+    return found if extend(0, (), 0.0) else None
 
 
 def first_round(order: Sequence[Term], budget: int) -> int:

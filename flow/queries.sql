@@ -194,28 +194,43 @@ SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT 
 -- from its rows: chunk count and total lengths here, the document frequency
 -- of each lexeme in the next two statements. The caller runs the three in one
 -- transaction: a search sees the old statistics or the new ones, never a mix.
-INSERT INTO mdchunks_search_stats AS s (source, chunks, heading_length, text_length)
+INSERT INTO mdchunks_search_stats AS s
+    (source, chunks, heading_length, text_length, min_heading_length, min_text_length)
 SELECT %(source)s, count(*), coalesce(sum(search_heading_length), 0),
-       coalesce(sum(search_text_length), 0)
+       coalesce(sum(search_text_length), 0), min(search_heading_length), min(search_text_length)
 FROM content_chunks
 WHERE source = %(source)s
 ON CONFLICT (source) DO UPDATE
 SET chunks = excluded.chunks,
     heading_length = excluded.heading_length,
     text_length = excluded.text_length,
+    min_heading_length = excluded.min_heading_length,
+    min_text_length = excluded.min_text_length,
     refreshed_at = now();
 
 -- name: search_terms_clear
 DELETE FROM mdchunks_search_terms WHERE source = %(source)s;
 
 -- name: search_terms_refresh
--- tsvector_to_array lists each lexeme of a vector once, so count(*) per
--- lexeme is its document frequency.
-INSERT INTO mdchunks_search_terms (source, lexeme, df)
-SELECT %(source)s, t.lexeme, count(*)
-FROM content_chunks c, unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
-WHERE c.source = %(source)s
-GROUP BY t.lexeme;
+-- unnest lists each lexeme of a vector once, so count(*) per lexeme is its
+-- document frequency; the most positions it has in one chunk, in all and in
+-- the heading path (the A part, cut out first: a few lexemes a chunk), bound
+-- what one chunk can get from it (MaxScore's ceilings, flow/lexical.py).
+INSERT INTO mdchunks_search_terms
+    (source, lexeme, df, max_occurrences, max_heading_occurrences)
+SELECT %(source)s, t.lexeme, t.df, t.max_occurrences, coalesce(h.max_heading_occurrences, 0)
+FROM (
+    SELECT u.lexeme, count(*) AS df, max(cardinality(u.positions)) AS max_occurrences
+    FROM content_chunks c, unnest(c.search_vector) AS u
+    WHERE c.source = %(source)s
+    GROUP BY u.lexeme
+) t
+LEFT JOIN (
+    SELECT u.lexeme, max(cardinality(u.positions)) AS max_heading_occurrences
+    FROM content_chunks c, unnest(ts_filter(c.search_vector, '{a}')) AS u
+    WHERE c.source = %(source)s
+    GROUP BY u.lexeme
+) h ON h.lexeme = t.lexeme;
 
 -- name: search_query_terms
 -- The query's BM25 terms: the lexemes of to_tsvector('english', query), the
@@ -233,11 +248,20 @@ searched AS (
     SELECT s.source FROM mdchunks_search_stats s
     WHERE %(source)s::text IS NULL OR s.source = %(source)s::text
 )
-SELECT q.lexeme, q.occurrences,
-       coalesce((SELECT sum(t.df) FROM mdchunks_search_terms t
-                 WHERE t.lexeme = q.lexeme AND t.source IN (SELECT source FROM searched)), 0)
-           AS df
+SELECT q.lexeme, q.occurrences, coalesce(t.df, 0) AS df, t.max_occurrences,
+       t.max_heading_occurrences
 FROM q
+LEFT JOIN LATERAL (
+    -- Over the searched sources: df adds up, the maxima are the largest (NULL
+    -- if a source's statistics predate them: no bound known).
+    SELECT sum(t.df) AS df,
+           CASE WHEN bool_and(t.max_occurrences IS NOT NULL) THEN max(t.max_occurrences) END
+               AS max_occurrences,
+           CASE WHEN bool_and(t.max_heading_occurrences IS NOT NULL)
+                THEN max(t.max_heading_occurrences) END AS max_heading_occurrences
+    FROM mdchunks_search_terms t
+    WHERE t.lexeme = q.lexeme AND t.source IN (SELECT source FROM searched)
+) t ON true
 ORDER BY q.lexeme;
 
 -- name: search_collection
@@ -260,6 +284,10 @@ WITH RECURSIVE present(source) AS (
 SELECT coalesce(sum(s.chunks), 0) AS chunks,
        coalesce(sum(s.heading_length), 0) AS heading_length,
        coalesce(sum(s.text_length), 0) AS text_length,
+       CASE WHEN bool_and(s.min_heading_length IS NOT NULL) THEN min(s.min_heading_length) END
+           AS min_heading_length,
+       CASE WHEN bool_and(s.min_text_length IS NOT NULL) THEN min(s.min_text_length) END
+           AS min_text_length,
        NOT EXISTS (
            SELECT 1 FROM present
            WHERE present.source IS NOT NULL
@@ -295,7 +323,7 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 -- whose heading path holds a query lexeme at all (%(heading_query)s, a binary
 -- search per lexeme). The vector is read (detoasted) once, in the subquery:
 -- each use of the column itself would read it again.
-SELECT s.id, s.source, s.rel_path, s.position, s.heading_length, s.text_length,
+SELECT s.id::text, s.source, s.rel_path, s.position, s.heading_length, s.text_length,
        ts_filter(setweight(s.vector, 'D', %(lexemes)s::text[]), '{d}')::text AS matched,
        CASE WHEN s.vector @@ %(heading_query)s::tsquery
             THEN ts_filter(setweight(ts_filter(s.vector, '{a}'), 'D', %(lexemes)s::text[]),
@@ -307,7 +335,7 @@ FROM (
     FROM content_chunks c
     WHERE c.search_vector @@ %(candidates)s::tsquery
       AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
-      AND c.id <> ALL(%(seen)s::uuid[])
+      AND c.id::text <> ALL(%(seen)s::text[])
     OFFSET 0
 ) s;
 

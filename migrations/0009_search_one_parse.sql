@@ -15,7 +15,13 @@
 --    upsert of an unchanged chunk) keeps the old values without parsing.
 --    The trigger's body calls only pg_catalog functions: it finds them
 --    whatever the writer's search_path.
--- 2. start_line and end_line: 1-based lines of the chunk's first and last
+-- 2. Bounds for MaxScore (flow/lexical.py): per source and lexeme the most
+--    positions it has in one chunk, in all and in the heading path; per
+--    source the shortest chunk's lengths. They tighten each term's ceiling
+--    (the most one chunk can get from it), so fewer chunks need scoring.
+--    Filled by the next statistics refresh; NULL until then (no bound known:
+--    the loose ceiling, exact all the same).
+-- 3. start_line and end_line: 1-based lines of the chunk's first and last
 --    character (HeadingChunk's), written by the flow. Rows written before
 --    have NULL until their document is processed again: the next ingest does
 --    that for every document (the rows' logic version changed, flow/rows.py).
@@ -27,6 +33,14 @@ ALTER TABLE content_chunks
     ADD COLUMN start_line integer,
     ADD COLUMN end_line integer,
     ADD CONSTRAINT content_chunks_lines_check CHECK (start_line >= 1 AND end_line >= start_line);
+
+ALTER TABLE mdchunks_search_terms
+    ADD COLUMN max_occurrences integer CHECK (max_occurrences >= 0),
+    ADD COLUMN max_heading_occurrences integer CHECK (max_heading_occurrences >= 0);
+
+ALTER TABLE mdchunks_search_stats
+    ADD COLUMN min_heading_length integer CHECK (min_heading_length >= 0),
+    ADD COLUMN min_text_length integer CHECK (min_text_length >= 0);
 
 CREATE FUNCTION mdchunks_search_columns() RETURNS trigger
     LANGUAGE plpgsql
@@ -72,3 +86,11 @@ COMMENT ON COLUMN content_chunks.start_line IS
     '1-based line of the chunk''s first character in its document (NULL for rows written before migration 0009 until their document is processed again).';
 COMMENT ON COLUMN content_chunks.end_line IS
     '1-based line of the chunk''s last character in its document (NULL like start_line).';
+COMMENT ON COLUMN mdchunks_search_terms.max_occurrences IS
+    'The most positions the lexeme has in one of the source''s chunks (a bound for BM25''s MaxScore; NULL until the first refresh after migration 0009).';
+COMMENT ON COLUMN mdchunks_search_terms.max_heading_occurrences IS
+    'The most positions the lexeme has in one chunk''s heading path (weight A), 0 if in none (NULL like max_occurrences).';
+COMMENT ON COLUMN mdchunks_search_stats.min_heading_length IS
+    'The smallest search_heading_length of the source''s chunks (a bound for BM25''s MaxScore; NULL until the first refresh after migration 0009).';
+COMMENT ON COLUMN mdchunks_search_stats.min_text_length IS
+    'The smallest search_text_length of the source''s chunks (NULL like min_heading_length).';
