@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import mdchunks
+import psycopg
 import pytest
 from mdchunks import hits
 from mdchunks.heading_index import build_index
@@ -22,6 +23,8 @@ FIELDS = {
     "position",
     "char_start",
     "char_end",
+    "start_line",
+    "end_line",
     "heading_path",
     "breadcrumb",
     "score",
@@ -53,6 +56,10 @@ def test_json_lines_carry_the_chunk_and_its_place(sample: Path, run_cli: Any) ->
         assert set(hit) == FIELDS
         document = (sample / hit["rel_path"]).read_text(encoding="utf-8")
         assert document[hit["char_start"] : hit["char_end"]] == hit["text"]
+        # 1-based lines of the first and last character (the sample ends lines with LF).
+        assert hit["start_line"] == document.count("\n", 0, hit["char_start"]) + 1
+        last = max(hit["char_start"], hit["char_end"] - 1)
+        assert hit["end_line"] == document.count("\n", 0, last) + 1
         assert hit["source"] == "sample"
         assert (hit["breadcrumb"] is None) == (hit["heading_path"] == [])
     scores = [hit["score"] for hit in found]
@@ -136,3 +143,22 @@ def test_stitch_keeps_an_overlap_once_and_stands_in_for_dropped_whitespace() -> 
     assert hits.stitch(pieces) == (0, 21, "0123456789abcd\n\nxyz!")
     run = hits.section_run([hits.Piece(p, 0, 1, "") for p in (1, 2, 3, 5, 6)], 2)
     assert [piece.position for piece in run] == [1, 2, 3]
+
+
+def test_every_row_of_an_ingest_has_the_lines_of_its_chunk(
+    ingest: Any, rust_book: Path, database_url: str
+) -> None:
+    assert ingest(rust_book, source="book").ok
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT rel_path, char_start, char_end, start_line, end_line FROM content_chunks"
+        ).fetchall()
+    assert len(rows) > 500
+    texts: dict[str, str] = {}
+    for rel_path, start, end, start_line, end_line in rows:
+        if rel_path not in texts:
+            texts[rel_path] = (rust_book / rel_path).read_text(encoding="utf-8")
+        text = texts[rel_path]
+        assert "\r" not in text  # LF only: counting "\n" is the heading index's count
+        assert start_line == text.count("\n", 0, start) + 1
+        assert end_line == text.count("\n", 0, max(start, end - 1)) + 1
