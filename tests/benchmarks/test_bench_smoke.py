@@ -55,3 +55,20 @@ def test_quick_index_and_memory_stages(
         assert figure["met"] in (True, False) or not figure["target"], figure
     assert (tmp_path / "results" / "quick.txt").read_text().startswith("mdchunks benchmarks")
     assert results["environment"]["versions"]["cocoindex"]
+
+
+def test_row_cost_inserts_the_rows_into_each_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], postgres_server: Any
+) -> None:
+    from benchmarks import row_cost
+
+    out = tmp_path / "row-cost.json"
+    code = row_cost.main(
+        ["--trials", "1", "--admin-url", postgres_server.admin_url, "--json", str(out)]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert all(f"| {name} |" in printed for name in row_cost.SCHEMAS)
+    figures = json.loads(out.read_text())
+    assert figures["rows"] > 0
+    assert all(len(figures["seconds"][name]) == 1 for name in row_cost.SCHEMAS)
