@@ -28,6 +28,7 @@ BEGIN
             heading := pg_catalog.to_tsvector('english', pg_catalog.array_to_string(NEW.heading_path, ' '));
             body := pg_catalog.to_tsvector('english', NEW.text);
             NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
+            -- BM25's lengths: lexeme occurrences (positions) of each part.
             NEW.search_heading_length := (
                 SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
                 FROM pg_catalog.unnest(heading) AS u);

@@ -205,6 +205,31 @@ def test_the_hosts_table_sql_is_content_chunks_under_another_name(
     assert theirs == ours
 
 
+def test_a_hosts_search_trigger_in_its_own_schema_is_the_migrations(
+    ingest: Ingest, docs: Path, database_url: str
+) -> None:
+    # The trigger function is written twice, in migration 0009 and in the
+    # table SQL (for a schema our migrations never ran in): the same body.
+    ingest(docs)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA host")
+        conn.execute(mdchunks.chunk_table_sql("chunks", pg_schema_name="host"))
+        bodies = conn.execute(
+            "SELECT n.nspname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE p.proname = 'mdchunks_search_columns' ORDER BY 1"
+        ).fetchall()
+        conn.execute(
+            "INSERT INTO host.chunks (id, source, rel_path, position, char_start, char_end, text, "
+            "recipe) VALUES (gen_random_uuid(), 's', 'a.md', 0, 0, 4, 'Zebras graze', 'r')"
+        )
+        row = conn.execute(
+            "SELECT search_vector::text, search_text_length FROM host.chunks"
+        ).fetchone()
+    assert [schema for schema, _ in bodies] == ["host", "public"]
+    assert len({" ".join(str(body).split()) for _, body in bodies}) == 1
+    assert row == ("'graze':2B 'zebra':1B", 2)
+
+
 @pytest.mark.parametrize("chunker", sorted(CHUNKERS))
 def test_split_markdown_chunks_know_their_lines_and_parents(chunker: str) -> None:
     text = (ROOT / "sample" / "ch08-02-strings.md").read_text()

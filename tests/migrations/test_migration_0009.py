@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import mdchunks
 import psycopg
 from mdchunks import lexical, migrate
+
+from benchmarks.row_cost import migrate_through
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample"
@@ -43,23 +44,6 @@ _ROWS = [
 ]
 
 
-def _migrate_through(url: str, last: str) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from yoyo import get_backend, read_migrations
-        from yoyo.migrations import MigrationList
-
-    backend = get_backend(migrate.yoyo_url(url))
-    try:
-        with migrate._migrations_dir() as folder:
-            found = read_migrations(str(folder))
-            chosen = MigrationList([m for m in found if m.id[:4] <= last])
-            with backend.lock():
-                backend.apply_migrations(backend.to_apply(chosen))
-    finally:
-        backend.connection.close()
-
-
 def _insert(conn: psycopg.Connection, rows: list[tuple[object, ...]]) -> list[object]:
     ids = []
     for rel_path, position, text, heading, level, path in rows:
@@ -84,7 +68,7 @@ def _insert(conn: psycopg.Connection, rows: list[tuple[object, ...]]) -> list[ob
 
 
 def test_a_database_at_0008_with_rows_upgrades_in_place(database_url: str) -> None:
-    _migrate_through(database_url, "0008")
+    migrate_through(database_url, "0008")
     with psycopg.connect(database_url, autocommit=True) as conn:
         old_ids = _insert(conn, _ROWS)
         stored = {i: conn.execute(_STORED, [i]).fetchone() for i in old_ids}
