@@ -11,9 +11,7 @@ Measured, not estimated:
   run, the reconciliation, the end (state stamp and counts);
 - inside the engine run, the CPU time of each step on whatever thread runs
   it (`time.thread_time`, exclusive of the steps nested in it): read, split,
-  index (`build_index`, where it runs here; for a big corpus the CLI builds
-  big documents' indexes in worker processes, whose CPU is a line of its own),
-  assign, rows (the chunker's and the rows' work around
+  index (`build_index`), assign, rows (the chunker's and the rows' work around
   them: breadcrumbs, embed texts, ids; and the content hash);
 - engine: the process's CPU time over the engine run (`getrusage`, all
   threads) less those steps: cocoindex's Rust engine, its LMDB state, the
@@ -182,16 +180,7 @@ class Recorder:
 
 def install(recorder: Recorder) -> None:
     """Wrap the flow's steps in this process (module attributes looked up at call time)."""
-    from mdchunks import (
-        app,
-        chunking,
-        documents,
-        engine,
-        index_pool,
-        listing,
-        migrate,
-        reconcile,
-    )
+    from mdchunks import app, chunking, documents, engine, listing, migrate, reconcile
     from mdchunks.heading_index import recursive
 
     budget_splits: dict[str | None, Callable[..., Any]] = {}
@@ -207,9 +196,6 @@ def install(recorder: Recorder) -> None:
 
     chunking._budget_split = timed_budget_split  # type: ignore[assignment]
     chunking.build_index = recorder.step("index", chunking.build_index)  # type: ignore[assignment]
-    # The CLI's index: here, or in a worker process for a big corpus (its CPU
-    # is the workers', counted apart: `index_workers_cpu`).
-    index_pool.POOL.index = recorder.step("index", index_pool.POOL.index)  # type: ignore[method-assign]
     recursive.assign = assign_all(recursive.assign)  # type: ignore[assignment]
     app._chunk_and_hash = recorder.step("rows", app._chunk_and_hash)  # type: ignore[assignment]
     documents.DocumentFile._read_sync = recorder.step(  # type: ignore[method-assign]
@@ -227,7 +213,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """One ingest of `spec["root"]`, broken down. The CLI's imports come first,
     so start-up is what `mdchunks ingest` pays before it starts."""
     import mdchunks.cli  # noqa: F401 - the command's imports, timed as start-up
-    from mdchunks import api, index_pool
+    from mdchunks import api
 
     url = spec["database_url"]
     recorder = Recorder(postmaster=postmaster_of(url))
@@ -239,10 +225,6 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
     )
     end = recorder.snapshot()
     recorder.record("ingest", begin, end)
-    # The index workers are this process's only children: once joined, their
-    # CPU is in RUSAGE_CHILDREN.
-    index_pool.POOL.close()
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     phases = recorder.phases
     inside = phases["engine"]
     named = sum(phases[name]["wall"] for name in ("migrations", "walk", "engine", "reconciliation"))
@@ -254,8 +236,7 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
         "steps_cpu": dict(recorder.step_cpu),
         "engine_cpu": inside["cpu"] - inside["steps"],
         "engine_phase_cpu": inside["cpu"],
-        "ingest_cpu": phases["ingest"]["cpu"] + children.ru_utime + children.ru_stime,
-        "index_workers_cpu": children.ru_utime + children.ru_stime,
+        "ingest_cpu": phases["ingest"]["cpu"],
         "server_cpu": {name: phase["server"] for name, phase in phases.items()},
         "server_measured": recorder.postmaster is not None,
         "postmaster": recorder.postmaster,

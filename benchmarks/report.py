@@ -190,8 +190,6 @@ def breakdown_table(found: dict[str, dict[str, Any]]) -> str:
     wall("wall: whole run", lambda p: p["startup_wall"] + p["ingest_wall"])
     for step in ("read", "split", "index", "assign", "rows"):
         cpu(f"CPU: {step}", lambda p, step=step: p["steps_cpu"][step])
-        if step == "index":
-            cpu("CPU: index, in worker processes", lambda p: p.get("index_workers_cpu", 0.0))
     cpu("CPU: engine (cocoindex, event loop, asyncpg)", lambda p: p["engine_cpu"])
     cpu("CPU: PostgreSQL during the engine run", lambda p: p["server_cpu"]["engine"])
     cpu("CPU: PostgreSQL, whole ingest", lambda p: p["server_cpu"]["ingest"])

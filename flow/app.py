@@ -35,8 +35,7 @@ import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs, postgres
 from cocoindex.resources.file import FileLike
-from mdchunks import index_pool
-from mdchunks.chunking import chunk_indexed
+from mdchunks.chunking import chunk_markdown
 from mdchunks.database import redact, scrub
 from mdchunks.documents import (
     DocumentFile,
@@ -135,9 +134,7 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     # splits its oversized sections on markdown syntax.
     plain = recipe.markdown_split == "plain" and not recipe.uses_structure(rel_path)
     split_language = None if plain else language
-    # A big document's index is built in a worker process (flow/index_pool.py).
-    index = index_pool.POOL.index(text) if options.headings else None
-    chunking = chunk_indexed(text, index, options, language=split_language)
+    chunking = chunk_markdown(text, options, language=split_language)
     rows = chunk_rows(
         chunking.chunks, source=source, rel_path=rel_path, recipe=recipe.fingerprint()
     )
@@ -197,7 +194,7 @@ async def process_document(
                 recipe=recipe,
             ),
         )
-    except (DocumentProblem, index_pool.WorkerDied) as problem:
+    except DocumentProblem as problem:
         error = str(problem)
         content_hash = hashlib.sha256(data).hexdigest()
     rows = chunked.rows

@@ -20,7 +20,6 @@ from cocoindex.ops.text import RecursiveSplitter
 from mdchunks.heading_index import HEADING_INDEX_VERSION, build_index
 from mdchunks.heading_index.chunk import Chunking, HeadingChunk
 from mdchunks.heading_index.chunkers import CHUNKERS, chunker_versions, get_chunker
-from mdchunks.heading_index.model import HeadingIndex
 from mdchunks.heading_index.options import ChunkOptions
 from mdchunks.heading_index.oversized import BudgetSplit
 from mdchunks.heading_index.structure import budget_split_from
@@ -61,20 +60,6 @@ def chunk_markdown(
     # memory is not reused by the parse after it (the peaks would add up:
     # 5.0 GB instead of 2.8 GB for a 50 MB document; benchmarks stage 6).
     index = build_index(text) if options.headings else None
-    return chunk_indexed(text, index, options, language=language)
-
-
-@coco.fn(logic_tracking="self", deps=LOGIC_VERSIONS)
-def chunk_indexed(
-    text: str,
-    index: HeadingIndex | None,
-    options: ChunkOptions = _DEFAULT,
-    *,
-    language: str | None = "markdown",
-) -> Chunking:
-    """`chunk_markdown` over an index the caller built: `build_index(text)`
-    (the `mdchunks` command builds big documents' indexes in a worker process,
-    flow/index_pool.py), or None when `options.headings` is off."""
     chunker = get_chunker(options.chunker)
     return chunker.chunk(text, index, _budget_split(language), options)
 

@@ -53,7 +53,6 @@ from mdchunks import (
     database,
     embedding,
     engine,
-    index_pool,
     lexical,
     listing,
     lock,
@@ -131,8 +130,6 @@ def ingest(
         found = listing.walk(
             root_path, recipe.suffixes, max_doc_bytes, follow_outside_links=follow_outside_links
         )
-        # Big corpora index their big documents in worker processes (flow/index_pool.py).
-        index_pool.POOL.arm(entry.size for entry in found.entries)
         window = reconcile.begin(conn, source)
         # 6. the engine, then the reconciliation (healing lost state once)
         run_engine = _engine_runner(
