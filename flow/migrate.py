@@ -301,7 +301,7 @@ def _apply_each_atomically(backend: Any, migrations: Any, search_path: str) -> N
     statements in one `execute` when it passes no parameters). yoyo would
     split it with sqlparse and run each statement in a savepoint of its own,
     three round trips a statement: that was most of a first ingest's
-    migration time (docs/performance.md). Our migrations declare no
+    migration time (docs/benchmarks.md). Our migrations declare no
     `depends`: their ids (numbered file names) are their order."""
     backend.ensure_internal_schema_updated()
     applied = backend.get_applied_migration_hashes()
