@@ -215,7 +215,8 @@ def test_a_hosts_search_trigger_in_its_own_schema_is_the_migrations(
         conn.execute("CREATE SCHEMA host")
         conn.execute(mdchunks.chunk_table_sql("chunks", pg_schema_name="host"))
         bodies = conn.execute(
-            "SELECT n.nspname, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "SELECT n.nspname, p.prosrc FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace "
             "WHERE p.proname = 'mdchunks_search_columns' ORDER BY 1"
         ).fetchall()
         conn.execute(
