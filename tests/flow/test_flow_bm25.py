@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import mdchunks
 import psycopg
@@ -258,3 +259,56 @@ def test_retrieval_bm25_is_the_lexical_ranking(sample_db: str) -> None:
         assert [(r.id, r.score) for r in ranked] == lexical.bm25(
             conn, QUERIES[0], k=4, source="docs"
         )
+
+
+def test_could_enter_lists_exactly_the_sets_that_can_reach_the_threshold() -> None:
+    """A set of terms can reach the threshold (its ceilings add up to it) iff
+    it holds one of the subsets `could_enter` lists; over random ceilings."""
+    from itertools import combinations
+
+    rng = random.Random(12)
+    for _ in range(300):
+        ceilings = sorted((rng.uniform(0, 10) for _ in range(rng.randint(1, 7))), reverse=True)
+        threshold = rng.uniform(0, sum(ceilings) * 1.2)
+        subsets = lexical.could_enter(ceilings, threshold)
+        assert subsets is not None
+        for size in range(len(ceilings) + 1):
+            for held in combinations(range(len(ceilings)), size):
+                reaches = sum(ceilings[i] for i in held) >= threshold
+                covered = any(set(subset) <= set(held) for subset in subsets)
+                assert reaches == covered, (ceilings, threshold, held, subsets)
+    assert lexical.could_enter([1.0] * 12, 6.0) is None  # C(12, 6) sets: too many
+
+
+def test_the_last_round_takes_only_the_chunks_that_can_still_enter(
+    ingest: Ingest, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a corpus where one rare word leads and common ones follow, the last
+    round's tsquery is a set of ANDs, and the answer is the reference's."""
+    rng = random.Random(3)
+    words = [f"c{i}x" for i in range(8)]
+    root = tmp_path / "lead"
+    root.mkdir()
+    for doc in range(40):
+        # Each common word in about half the chunks; fillers vary the lengths.
+        held = [word for word in words if rng.random() < 0.5]
+        body = " ".join(
+            held * rng.randint(1, 3) + [f"f{doc}x{i}" for i in range(rng.randint(5, 40))]
+        )
+        rare = " rareword" * (1 + doc % 3) if doc < 12 else ""
+        (root / f"d{doc:02}.md").write_text(f"# Doc {doc}\n\n{body}{rare}\n")
+    assert ingest(root, source="lead").ok
+    queries: list[str] = []
+    real = lexical._score
+
+    def spy(conn: psycopg.Connection, terms: Any, candidates: str, *args: Any, **kw: Any) -> Any:
+        queries.append(candidates)
+        return real(conn, terms, candidates, *args, **kw)
+
+    monkeypatch.setattr(lexical, "_score", spy)
+    with psycopg.connect(database_url) as conn:
+        chunks = read_chunks(conn, "lead")
+        query = "rareword c0x c1x c2x"
+        got = lexical.bm25(conn, query, k=5, source="lead", budget=1)
+        assert_same_ranking(got, reference_bm25(chunks, query_lexemes(conn, query), 5))
+    assert len(queries) == 2 and "&" in queries[1], queries
