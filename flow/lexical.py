@@ -18,7 +18,8 @@ that many times, as in bm25s):
   positions: text occurrences (weight B) count 1, heading-path occurrences
   (weight A) count `heading_weight` (a simplified BM25F: one field of weighted
   counts). |d| is the same weighted count over all its lexemes (stored at
-  ingest, migration 0008); avgdl the mean |d| of the searched chunks.
+  ingest by the trigger that makes the vector, migrations 0008 and 0009);
+  avgdl the mean |d| of the searched chunks.
 - N, df(t), avgdl: over the searched chunks (one source, or all), from the
   statistics every ingest run that changed a source's rows refreshes
   (`refresh_stats`, under the source's lock). A source that has rows but no
@@ -27,14 +28,21 @@ that many times, as in bm25s):
 - Candidates come from the GIN index (`search_vector @@ tsquery`). `match`:
   `any` (the default) is the usual BM25, a chunk needs one of the terms;
   `all` keeps only chunks holding every term, scored the same way.
+- Scoring: SQL cuts each candidate's query lexemes out of its vector with
+  their positions (search_candidates); Python counts them and sums the
+  terms, in the vector's order of lexemes (docs/search.md: a quarter of the
+  cost of scoring in SQL).
 - Top k without scoring every chunk that holds a common term (MaxScore,
   Turtle and Flood 1995): terms by weight (idf times occurrences in the
-  query), heaviest first. A chunk holding none of the first j terms scores at
-  most the sum of weight(t) * (k1 + 1) over the others (tf / (tf + K) < 1).
-  So score only the chunks holding one of the first j terms; when the k-th
-  best of them beats that bound, no other chunk can enter the top k and the
-  answer is exact; else take j + 1.
-- Ties: source, rel_path, position, so every ranking is deterministic.
+  query), heaviest first. A chunk gets less than a term's ceiling from it
+  (`ceiling_of`: weight(t) * (k1 + 1), tighter at the largest tf and the
+  shortest chunk the statistics know). Score the chunks holding one of the
+  first j terms, one term a round, until k are in hand; then a chunk holding
+  none of those can enter the top k only if it holds a set of the other
+  terms whose ceilings reach the k-th score: one last round fetches just
+  those (`could_enter`), and the answer is exact.
+- Ties: source, rel_path, position (code-point order), so every ranking is
+  deterministic.
 
 k1 = 1.5 and b = 0.75 are those of the textbook reference the evaluation
 prints beside it (bm25s' defaults); heading_weight = 3 was the best of 1, 2
