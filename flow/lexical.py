@@ -110,12 +110,21 @@ def tsquery_literal(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+# MaxScore's bounds (per-lexeme maxima) are kept for sources of this many
+# chunks or more: reading every position costs the refresh about twice as
+# much as the document frequencies alone (README "Search"), and below this a
+# query scores a few thousand chunks at most anyway. Exact either way.
+BOUNDS_MIN_CHUNKS = 10_000
+
+
 def refresh_stats(conn: psycopg.Connection, source: str) -> None:
     """Recompute the source's BM25 statistics from its rows, in one transaction."""
     with conn.transaction():
-        conn.execute(QUERIES["search_stats_refresh"], {"source": source})
+        row = conn.execute(QUERIES["search_stats_refresh"], {"source": source}).fetchone()
         conn.execute(QUERIES["search_terms_clear"], {"source": source})
-        conn.execute(QUERIES["search_terms_refresh"], {"source": source})
+        chunks = int(row[0]) if row else 0
+        terms = "search_terms_refresh" if chunks >= BOUNDS_MIN_CHUNKS else "search_terms_refresh_df"
+        conn.execute(QUERIES[terms], {"source": source})
 
 
 def has_stats(conn: psycopg.Connection, source: str) -> bool:

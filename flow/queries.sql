@@ -206,7 +206,8 @@ SET chunks = excluded.chunks,
     text_length = excluded.text_length,
     min_heading_length = excluded.min_heading_length,
     min_text_length = excluded.min_text_length,
-    refreshed_at = now();
+    refreshed_at = now()
+RETURNING chunks;
 
 -- name: search_terms_clear
 DELETE FROM mdchunks_search_terms WHERE source = %(source)s;
@@ -214,23 +215,25 @@ DELETE FROM mdchunks_search_terms WHERE source = %(source)s;
 -- name: search_terms_refresh
 -- unnest lists each lexeme of a vector once, so count(*) per lexeme is its
 -- document frequency; the most positions it has in one chunk, in all and in
--- the heading path (the A part, cut out first: a few lexemes a chunk), bound
--- what one chunk can get from it (MaxScore's ceilings, flow/lexical.py).
+-- the heading path (weight A), bound what one chunk can get from it
+-- (MaxScore's ceilings, flow/lexical.py). One pass over the vectors: counting
+-- the A weights per entry costs less than reading the vectors twice.
 INSERT INTO mdchunks_search_terms
     (source, lexeme, df, max_occurrences, max_heading_occurrences)
-SELECT %(source)s, t.lexeme, t.df, t.max_occurrences, coalesce(h.max_heading_occurrences, 0)
-FROM (
-    SELECT u.lexeme, count(*) AS df, max(cardinality(u.positions)) AS max_occurrences
-    FROM content_chunks c, unnest(c.search_vector) AS u
-    WHERE c.source = %(source)s
-    GROUP BY u.lexeme
-) t
-LEFT JOIN (
-    SELECT u.lexeme, max(cardinality(u.positions)) AS max_heading_occurrences
-    FROM content_chunks c, unnest(ts_filter(c.search_vector, '{a}')) AS u
-    WHERE c.source = %(source)s
-    GROUP BY u.lexeme
-) h ON h.lexeme = t.lexeme;
+SELECT %(source)s, u.lexeme, count(*), max(cardinality(u.positions)),
+       coalesce(max(cardinality(array_positions(u.weights, 'A'))), 0)
+FROM content_chunks c, unnest(c.search_vector) AS u
+WHERE c.source = %(source)s
+GROUP BY u.lexeme;
+
+-- name: search_terms_refresh_df
+-- The document frequencies alone (a source too small for the bounds to pay):
+-- tsvector_to_array lists each lexeme of a vector once, without positions.
+INSERT INTO mdchunks_search_terms (source, lexeme, df)
+SELECT %(source)s, t.lexeme, count(*)
+FROM content_chunks c, unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
+WHERE c.source = %(source)s
+GROUP BY t.lexeme;
 
 -- name: search_query_terms
 -- The query's BM25 terms: the lexemes of to_tsvector('english', query), the

@@ -117,6 +117,14 @@ def assert_same_ranking(
             assert got_id == want_id, (rank, got, want)
 
 
+@pytest.fixture(autouse=True)
+def bounds_for_every_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MaxScore's bounds for these small sources too, so that the reference
+    checks the tight ceilings (the loose ones: statistics counted live, and
+    tests/migrations/test_migration_0009.py)."""
+    monkeypatch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 0)
+
+
 QUERIES = (
     "How are strings stored in memory?",
     "ownership rules and the heap",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import mdchunks
 import psycopg
+import pytest
 from mdchunks import lexical, migrate
 
 from benchmarks.row_cost import migrate_through
@@ -67,7 +68,9 @@ def _insert(conn: psycopg.Connection, rows: list[tuple[object, ...]]) -> list[ob
     return ids
 
 
-def test_a_database_at_0008_with_rows_upgrades_in_place(database_url: str) -> None:
+def test_a_database_at_0008_with_rows_upgrades_in_place(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     migrate_through(database_url, "0008")
     with psycopg.connect(database_url, autocommit=True) as conn:
         old_ids = _insert(conn, _ROWS)
@@ -102,12 +105,16 @@ def test_a_database_at_0008_with_rows_upgrades_in_place(database_url: str) -> No
         # is over refreshed ones (with bounds).
         before = lexical.bm25(conn, "strings heap memory", k=3, source="docs")
         assert len(before) == 3
-        lexical.refresh_stats(conn, "docs")
-        (bounds,) = conn.execute(
+        bounds_sql = (
             "SELECT bool_and(max_occurrences >= 1 AND max_heading_occurrences >= 0) "
             "FROM mdchunks_search_terms WHERE source = 'docs'"
-        ).fetchone() or (None,)
-        assert bounds is True
+        )
+        lexical.refresh_stats(conn, "docs")  # too small a source for the bounds
+        assert conn.execute(bounds_sql).fetchone() == (None,)
+        assert lexical.bm25(conn, "strings heap memory", k=3, source="docs") == before
+        monkeypatch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 3)
+        lexical.refresh_stats(conn, "docs")
+        assert conn.execute(bounds_sql).fetchone() == (True,)
         assert lexical.bm25(conn, "strings heap memory", k=3, source="docs") == before
 
         # New rows get from the trigger what the generated columns gave.
