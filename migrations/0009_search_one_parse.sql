@@ -19,8 +19,10 @@
 --    positions it has in one chunk, in all and in the heading path; per
 --    source the shortest chunk's lengths. They tighten each term's ceiling
 --    (the most one chunk can get from it), so fewer chunks need scoring.
---    Filled by the next statistics refresh; NULL until then (no bound known:
---    the loose ceiling, exact all the same).
+--    Filled by the statistics refresh of a source of 10,000 chunks or more
+--    (flow/lexical.py BOUNDS_MIN_CHUNKS: reading every position doubles the
+--    refresh); NULL otherwise (no bound known: the loose ceiling, exact all
+--    the same).
 -- 3. start_line and end_line: 1-based lines of the chunk's first and last
 --    character (HeadingChunk's), written by the flow. Rows written before
 --    have NULL until their document is processed again: the next ingest does
@@ -87,10 +89,10 @@ COMMENT ON COLUMN content_chunks.start_line IS
 COMMENT ON COLUMN content_chunks.end_line IS
     '1-based line of the chunk''s last character in its document (NULL like start_line).';
 COMMENT ON COLUMN mdchunks_search_terms.max_occurrences IS
-    'The most positions the lexeme has in one of the source''s chunks (a bound for BM25''s MaxScore; NULL until the first refresh after migration 0009).';
+    'The most positions the lexeme has in one of the source''s chunks (a bound for BM25''s MaxScore; NULL when not computed: sources under 10,000 chunks, or not refreshed since migration 0009).';
 COMMENT ON COLUMN mdchunks_search_terms.max_heading_occurrences IS
     'The most positions the lexeme has in one chunk''s heading path (weight A), 0 if in none (NULL like max_occurrences).';
 COMMENT ON COLUMN mdchunks_search_stats.min_heading_length IS
-    'The smallest search_heading_length of the source''s chunks (a bound for BM25''s MaxScore; NULL until the first refresh after migration 0009).';
+    'The smallest search_heading_length of the source''s chunks (a bound for BM25''s MaxScore; NULL until the source''s first refresh after migration 0009).';
 COMMENT ON COLUMN mdchunks_search_stats.min_text_length IS
     'The smallest search_text_length of the source''s chunks (NULL like min_heading_length).';
