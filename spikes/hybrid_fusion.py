@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from mdchunks import api, database, embedding, retrieval
+from mdchunks import api, database, embedder, embedding, retrieval
 from mdchunks.fusion import rrf_scores
 
 from spikes import retrieval_eval
@@ -42,9 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         api.ingest(args.corpus, source="markdown", recipe=recipe, database_url=url, data_dir=folder)
         with database.connect(url) as conn:
             embedding.ensure_schema(conn)
-            embedding.sync(conn, "markdown", embedding.MODEL_NAME)
+            embedding.sync(conn, "markdown", embedder.DEFAULT_MODEL)
             texts = dict(conn.execute("SELECT id, text FROM content_chunks").fetchall())
-            vectors = embedding.encode([query.query for query in queries])
+            vectors = embedder.encode([query.query for query in queries]).vectors
             lexical = [
                 [hit.id for hit in retrieval.bm25(conn, q.query, k=depth, source="markdown")]
                 for q in queries
