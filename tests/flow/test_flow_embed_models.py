@@ -186,6 +186,17 @@ def test_a_folder_model_is_its_own_model_and_vectors_of_two_models_never_mix(
         sources(source="first", embed_model=str(same_weights))
     assert f"no vectors of embedding model {key!r} of source 'first'" in str(missing.value)
     assert "'all-MiniLM-L6-v2' for source first" in str(missing.value)
+    found = run_cli("search", "owls", "--method", "semantic", "--embed-model", str(same_weights))
+    assert found.code == 0, found.err
+    # The hit lines: "<score>  <source>:<path>#<position>".
+    locations = [
+        parts[1]
+        for parts in (line.split() for line in found.out.splitlines())
+        if len(parts) == 2 and "#" in parts[1]
+    ]
+    assert locations and all(place.startswith("second:") for place in locations)
+    refused = run_cli("search", "owls", "--method", "semantic")
+    assert refused.code == 2 and "vectors of 2 embedding models" in refused.err
     # The default search (hybrid with vectors) of one source uses its model.
     hybrid = mdchunks.search(
         "owls", k=2, source="second", database_url=database_url, data_dir=data_dir
