@@ -264,7 +264,7 @@ def _apply_with_yoyo(url: str, search_path: str) -> None:
                 # that is there now is stale: remove it.
                 backend.break_lock()
                 with backend.lock():
-                    _apply_each_atomically(backend, backend.to_apply(migrations), search_path)
+                    _apply_each_atomically(backend, migrations, search_path)
             except LockTimeout as exc:
                 raise MdchunksError(
                     f"{exc}. Another tool is migrating this database with yoyo; "
@@ -285,22 +285,34 @@ def _apply_with_yoyo(url: str, search_path: str) -> None:
 
 
 def _apply_each_atomically(backend: Any, migrations: Any, search_path: str) -> None:
-    """Each migration and the record that it was applied, in one transaction.
+    """Each pending migration and the record that it was applied, in one
+    transaction, in the order of their ids.
 
     yoyo's own `apply_migrations` runs a migration on a connection of its own
     and commits it, then records it in another transaction: a process killed
     in between leaves a schema change that yoyo does not know about, and every
     later run fails trying to apply it again. Postgres DDL is transactional,
-    so here the migration (its steps nest as savepoints) and its record commit
-    together or not at all. The migration runs with the database's
-    `search_path` (our tables go where the user's go), the record in the
-    bookkeeping schema; both settings last only as long as the transaction."""
+    so here the migration and its record commit together or not at all. The
+    migration runs with the database's `search_path` (our tables go where the
+    user's go), the record in the bookkeeping schema; both settings last only
+    as long as the transaction.
+
+    A migration's file is sent whole, in one round trip (psycopg runs several
+    statements in one `execute` when it passes no parameters). yoyo would
+    split it with sqlparse and run each statement in a savepoint of its own,
+    three round trips a statement: that was most of a first ingest's
+    migration time (docs/benchmarks.md). Our migrations declare no
+    `depends`: their ids (numbered file names) are their order."""
     backend.ensure_internal_schema_updated()
+    applied = backend.get_applied_migration_hashes()
+    todo = sorted((m for m in migrations if m.hash not in applied), key=lambda m: m.id)
     set_path = "SELECT set_config('search_path', :path, true)"
-    for migration in migrations:
+    for migration in todo:
+        body = Path(migration.path).read_text(encoding="utf-8")
         with backend.transaction():
             backend.execute(set_path, {"path": search_path})
-            migration.process_steps(backend, "apply")
+            with backend.connection.cursor() as cursor:
+                cursor.execute(body)
             backend.execute(set_path, {"path": BOOKKEEPING_SCHEMA})
             backend.log_migration(migration, "apply")
             backend.mark_one(migration, log=False)

@@ -21,6 +21,7 @@ from mdchunks.heading_index.parse import (
     parse,
     structural_headings,
 )
+from mdchunks.heading_index.skeleton import skeleton
 from tree_sitter import Tree
 
 # What a blank line holds (CommonMark: spaces and tabs), and line endings.
@@ -45,13 +46,24 @@ def build_index(text: str) -> HeadingIndex:
     prefix_length = heading_prefix_length(source)
     if prefix_length == 0:
         return HeadingIndex(headings=(), length=len(text))
-    tree = parse(source[:prefix_length])
-    located = _locate(text, source, structural_headings(tree, source))
+    # The parser reads the document's block skeleton (heading_index/skeleton.py):
+    # the same blocks at the same lines, a fraction of the bytes.
+    blocks = skeleton(source[:prefix_length])
+    tree = parse(blocks.source)
+    located = _locate(
+        text,
+        source,
+        [
+            RawHeading(raw.level, blocks.original(raw.start), blocks.original(raw.end), raw.setext)
+            for raw in structural_headings(tree, blocks.source)
+        ],
+    )
 
     def document_labels() -> frozenset[str]:
         # Definitions may follow the last heading: they need the whole parse.
-        full_tree = tree if prefix_length == len(source) else parse(source)
-        return _references(full_tree, source)
+        # (Definitions are never cut: the skeleton's bytes of them are the text's.)
+        whole = blocks if prefix_length == len(source) else skeleton(source)
+        return _references(tree if whole is blocks else parse(whole.source), whole.source)
 
     references = _LazyLabels(document_labels)
     try:
@@ -64,7 +76,7 @@ def build_index(text: str) -> HeadingIndex:
     structure = derive_structure(
         [heading.level for heading in located], [heading.start for heading in located], len(text)
     )
-    front_matter_end = _front_matter_end(text, source, tree)
+    front_matter_end = _front_matter_end(text, source, blocks.original(front_matter_end_byte(tree)))
     headings: list[Heading] = []
     for i, heading in enumerate(located):
         parent = structure.parents[i]
@@ -85,9 +97,9 @@ def build_index(text: str) -> HeadingIndex:
     return HeadingIndex(headings=tuple(headings), length=len(text))
 
 
-def _front_matter_end(text: str, source: bytes, tree: Tree) -> int:
+def _front_matter_end(text: str, source: bytes, end_byte: int) -> int:
     """Code-point offset just past the front matter, 0 without (the parser decides)."""
-    end = min(front_matter_end_byte(tree), len(source))
+    end = min(end_byte, len(source))
     if end == 0 or len(source) == len(text):
         return end
     return code_point_offsets(source, [end])[0]

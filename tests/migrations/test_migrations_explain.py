@@ -244,3 +244,36 @@ def test_a_role_that_may_not_read_the_record_is_told_what_to_grant(database_url:
         admin.execute(f"DROP OWNED BY {role}")
         admin.execute(f"DROP ROLE {role}")
         admin.close()
+
+
+def test_a_failing_migration_leaves_neither_its_changes_nor_its_record(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each file is sent whole: a statement failing after others of the same
+    # file must take them back with it, and the migrations before it stay.
+    import contextlib
+
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    (folder / "0001_first.sql").write_text("CREATE TABLE first_table (a int);\n")
+    (folder / "0002_second.sql").write_text(
+        "CREATE TABLE second_table (a int);\n"
+        "CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1; $$;\n"
+        "SELECT 1 / 0;\n"
+    )
+
+    @contextlib.contextmanager
+    def migrations_dir() -> object:
+        yield folder
+
+    monkeypatch.setattr(migrate, "_migrations_dir", migrations_dir)
+    with pytest.raises(mdchunks.MdchunksError, match="a migration failed: division by zero"):
+        migrate.apply(database_url)
+
+    assert _tables(database_url, "public") == {"first_table"}
+    logged = _query(
+        database_url,
+        f"SELECT migration_id FROM {migrate.BOOKKEEPING_SCHEMA}._yoyo_migration",
+    )
+    assert logged == [("0001_first",)]
+    assert _query(database_url, "SELECT to_regprocedure('f()') IS NULL") == [(True,)]
