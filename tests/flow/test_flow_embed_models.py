@@ -116,6 +116,7 @@ def test_a_model_that_is_not_here_is_one_line_naming_it(spec: str, expected: str
     assert "\n" not in message and raised.value.exit_code == 2
 
 
+@pytest.mark.slow  # imports sentence-transformers and torch (seconds)
 def test_a_folder_that_holds_no_model_is_one_line_naming_it_and_the_cause(
     tmp_path: Path,
 ) -> None:
