@@ -308,11 +308,6 @@ def models_of(conn: psycopg.Connection, source: str | None) -> list[tuple[str, s
     return [(str(row[0]), str(row[1])) for row in rows]
 
 
-def has_vectors(conn: psycopg.Connection, source: str | None) -> bool:
-    """Whether the searched chunks (one source, or all) have vectors of any model."""
-    return bool(models_of(conn, source))
-
-
 _HINT = "run `mdchunks ingest --embed PATH` (or `mdchunks backfill --embed`) first"
 
 
