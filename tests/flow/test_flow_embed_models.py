@@ -14,7 +14,6 @@ Each test embeds a handful of chunks.
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 
 import mdchunks
@@ -457,67 +456,3 @@ def test_a_table_still_vector_384_refuses_a_model_of_another_size_in_one_line(
     message = str(raised.value)
     assert "holds vectors of 384 dimensions only" in message and "makes 64" in message
     assert "\n" not in message
-
-
-def test_a_dml_role_keeps_embedding_into_an_old_table_it_may_not_upgrade(
-    database_url: str, data_dir: Path, tmp_path: Path
-) -> None:
-    """The least-privilege case: the table's owner made it the old way, the
-    ingesting role has DML rights only. It may neither upgrade the table nor
-    make the HNSW index, and still embeds (384 dimensions fit) and searches."""
-    from psycopg import sql
-    from test_flow_embeddings import _url_as
-
-    root = _notes(tmp_path / "notes", "Birds")
-    mdchunks.ingest(root, source="docs", database_url=database_url, data_dir=data_dir)
-    role, password = f"mdchunks_dml_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    dbname = psycopg.conninfo.conninfo_to_dict(database_url)["dbname"]
-    tables = {
-        "content_chunks": "SELECT, INSERT, UPDATE, DELETE",
-        "mdchunks_documents": "SELECT, INSERT, UPDATE, DELETE",
-        "mdchunks_sources": "SELECT, INSERT, UPDATE",
-        "mdchunks_recipes": "SELECT, INSERT",
-        "mdchunks_search_stats": "SELECT, INSERT, UPDATE, DELETE",
-        "mdchunks_search_terms": "SELECT, INSERT, DELETE",
-        "mdchunks_migrations._yoyo_migration": "SELECT",
-        embedding.TABLE: "SELECT, INSERT, UPDATE, DELETE",  # README: the grants
-    }
-    with psycopg.connect(database_url, autocommit=True) as admin:
-        admin.execute(OLD_TABLE)
-        admin.execute(
-            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
-                sql.Identifier(role), sql.Literal(password)
-            )
-        )
-        admin.execute(
-            sql.SQL("GRANT USAGE ON SCHEMA mdchunks_migrations TO {}").format(sql.Identifier(role))
-        )
-        for name, rights in tables.items():
-            admin.execute(
-                sql.SQL("GRANT {} ON TABLE {} TO {}").format(
-                    sql.SQL(rights), sql.Identifier(*name.split(".")), sql.Identifier(role)
-                )
-            )
-    restricted = _url_as(database_url, role, password, str(dbname))
-    try:
-        report = mdchunks.ingest(
-            root, source="docs", recipe=DEFAULT, database_url=restricted, data_dir=data_dir
-        )
-        assert (report.vectors_written, report.vectors_total) == (2, 2)
-        assert not report.vectors_indexed
-        with psycopg.connect(database_url, autocommit=True) as admin:
-            assert embedding.schema(admin).typmod == 384  # not upgraded
-            assert not admin.execute(
-                "SELECT to_regclass(%s)", [embedding.index_name(embedder.DEFAULT_MODEL, 384)]
-            ).fetchone()[0]  # type: ignore[index]
-        hits = mdchunks.search(
-            "owls at night", k=1, method="semantic", database_url=restricted, data_dir=data_dir
-        )
-        assert hits[0].rel_path == "a.md"
-    finally:
-        with psycopg.connect(database_url, autocommit=True) as admin:
-            admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role]
-            )
-            admin.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-            admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
