@@ -33,9 +33,8 @@ SPLITTER_MAX_NESTING = 254
 # limit, for open blocks the scanner keeps that our count does not see.
 SAFE_NESTING = 200
 
-# Characters of a line's leading container syntax: indentation, quote
-# markers, list markers (bullets, ordinal digits and their `.`/`)`).
-_PREFIX = re.compile(r"^[ \t>*+\-0-9.)]+", re.MULTILINE)
+# A line's leading container syntax (indentation, quote markers, list
+# markers: bullets, ordinal digits and their `.`/`)`) is [ \t>*+\-0-9.)].
 _TAB_COLUMNS = 4
 
 # Blocks the scanner keeps open while it reads their content; containers
@@ -55,11 +54,13 @@ def nesting_bound(text: str, *, at_least: int = 0) -> int:
     """
     widest = 0
     shortest = max(1, (at_least - 1) // _TAB_COLUMNS) if at_least else 1
-    pattern = _PREFIX if shortest <= 1 else re.compile(rf"^[ \t>*+\-0-9.)]{{{shortest},}}", re.M)
-    for found in pattern.finditer(text):
-        prefix = found.group()
+    # Every line starts after a line ending (one is put before the first): a
+    # pattern that starts with one lets the engine skip ahead to line starts.
+    line_prefix = re.compile(rf"[\r\n]([ \t>*+\-0-9.)]{{{shortest},}})")
+    for found in line_prefix.finditer("\n" + text):
+        prefix = found.group(1)
         widest = max(widest, len(prefix) + prefix.count("\t") * (_TAB_COLUMNS - 1))
-    return widest + 1 if widest or text.strip() else 0
+    return widest + 1 if widest or (text and not text.isspace()) else 0
 
 
 def block_nesting_depth(text: str) -> int:

@@ -25,9 +25,11 @@ A line is cut (its tail dropped, its line ending kept) when:
 What a cut keeps ends in a letter, so no cut line becomes blank, a thematic
 break, a setext underline, a fence, a table's delimiter row or an empty list
 item: those are letter-free lines, and letter-free lines are never cut. The
-skeleton's offsets map back to the document's (`Skeleton.original`); only
-line starts and ends are ever mapped (headings and front matter are whole
-lines, definition paragraphs are never cut). tests/heading_index/
+skeleton keeps every line, in order, with its line ending, so its offsets
+map back to the document's by line (`Skeleton.original`); only line starts
+are ever mapped (headings and front matter are whole lines), and definition
+paragraphs are never cut, so their bytes are the document's. A document with
+a lone `\r` line ending is left whole. tests/heading_index/
 test_skeleton.py checks that the index over the skeleton equals the index
 over the whole text, on the CommonMark examples, the bundled corpora and
 generated documents.
@@ -36,58 +38,68 @@ generated documents.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cached_property
+from operator import methodcaller
 
-# A cuttable line: (head)(tail), the tail running to the line's end.
-# Lines end at \n, \r\n or a lone \r, as for the parser.
-_CUT = re.compile(rb"(?:(?<=[\r\n])|\A)[^\r\n<`~\[A-Za-z]*[A-Za-z]([^\r\n|<>\t]+)(?=[\r\n]|\Z)")
+# Each pattern runs over the text with a line ending put in front, so that
+# every line starts after a \n: a literal first character lets the regex
+# engine skip ahead to line starts instead of trying every byte.
+# A cuttable line: (\n and its head) and its tail, up to the line's end.
+_CUT = re.compile(rb"(\n[^\r\n<`~\[A-Za-z]*[A-Za-z])[^\r\n|<>\t]+(?=[\r\n]|\Z)")
 # A line starting, after container markers and indentation, with `[`; and the
 # lines after it up to the next blank one.
 _DEFINITION_PARAGRAPH = re.compile(
-    rb"(?:(?<=[\r\n])|\A)[ \t>*+\-0-9.)]*\[[^\r\n]*"
-    rb"(?:(?:\r\n|\r|\n)(?![ \t]*(?:[\r\n]|\Z))[^\r\n]*)*"
+    rb"\n[ \t>*+\-0-9.)]*\[[^\r\n]*(?:\r?\n(?![ \t]*(?:[\r\n]|\Z))[^\r\n]*)*"
 )
+# A lone \r ends a line too; a document that has one is left whole (rare, and
+# the patterns above then need not know that line ending).
+_LONE_CR = re.compile(rb"\r(?!\n)")
+_LINE_END = re.compile(rb"\n")
+# What a cut line keeps; a C callable, so that re.sub runs no Python per line
+# (the template r"\1" is expanded by Python code, once a match).
+_HEAD = methodcaller("group", 1)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Skeleton:
-    """The skeleton's bytes and where its cuts are."""
+    """The skeleton's bytes, and the document's, to map offsets back."""
 
     source: bytes
-    length: int  # of the document's bytes
-    cut_at: tuple[int, ...]  # skeleton offsets where a tail was dropped, ascending
-    removed_before: tuple[int, ...]  # bytes dropped up to and including each cut
+    document: bytes
 
     def original(self, offset: int) -> int:
-        """The document offset of a skeleton offset at a line start or end
-        (a position after a cut moves by the bytes dropped before it)."""
-        if offset == len(self.source):
-            return self.length
-        cuts = bisect_left(self.cut_at, offset)  # cuts strictly before `offset`
-        return offset + (self.removed_before[cuts - 1] if cuts else 0)
+        """The document offset of a skeleton offset at a line start, or inside
+        the part of a line that the skeleton kept (every line is kept, in order,
+        each with its line ending; only tails are dropped)."""
+        if self.source is self.document or offset == 0:
+            return offset
+        if offset >= len(self.source):
+            return len(self.document) + offset - len(self.source)
+        skeleton_starts, document_starts = self._line_starts
+        line = bisect_right(skeleton_starts, offset) - 1
+        return document_starts[line] + offset - skeleton_starts[line]
+
+    @cached_property
+    def _line_starts(self) -> tuple[list[int], list[int]]:
+        def starts(source: bytes) -> list[int]:
+            return [0, *(match.end() for match in _LINE_END.finditer(source))]
+
+        return starts(self.source), starts(self.document)
 
 
 def skeleton(source: bytes) -> Skeleton:
     """`source` with the tails of its cuttable lines dropped (module docstring)."""
-    protected = [match.span() for match in _DEFINITION_PARAGRAPH.finditer(source)]
+    if b"\r" in source and _LONE_CR.search(source):
+        return Skeleton(source, source)
+    text = b"\n" + source
     pieces: list[bytes] = []
-    cut_at: list[int] = []
-    removed_before: list[int] = []
-    taken = removed = 0
-    guard = 0  # index into `protected`
-    for match in _CUT.finditer(source):
-        start, end = match.span(1)
-        while guard < len(protected) and protected[guard][1] < start:
-            guard += 1
-        if guard < len(protected) and protected[guard][0] <= start:
-            continue  # inside a paragraph that may be a definition
-        pieces.append(source[taken:start])
-        taken = end
-        removed += end - start
-        cut_at.append(start - (removed - (end - start)))
-        removed_before.append(removed)
-    if not pieces:
-        return Skeleton(source, len(source), (), ())
-    pieces.append(source[taken:])
-    return Skeleton(b"".join(pieces), len(source), tuple(cut_at), tuple(removed_before))
+    taken = 0
+    for paragraph in _DEFINITION_PARAGRAPH.finditer(text):
+        pieces.append(_CUT.sub(_HEAD, text[taken : paragraph.start()]))
+        pieces.append(paragraph.group())  # may be a definition: left whole
+        taken = paragraph.end()
+    pieces.append(_CUT.sub(_HEAD, text[taken:]))
+    cut = b"".join(pieces)[1:]
+    return Skeleton(source if len(cut) == len(source) else cut, source)

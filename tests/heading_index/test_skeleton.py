@@ -25,7 +25,7 @@ SETTINGS = settings(
 
 
 def _whole(source: bytes) -> Skeleton:
-    return Skeleton(source, len(source), (), ())
+    return Skeleton(source, source)
 
 
 def index_of_whole_text(text: str, monkeypatch: pytest.MonkeyPatch) -> HeadingIndex:
