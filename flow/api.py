@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 from mdchunks import (
     database,
-    embedding,
+    embedder,
     engine,
     hits,
     lock,
@@ -179,11 +179,14 @@ def search(
     database_url: str | None = None,
     data_dir: Path | None = None,
     expand: str = hits.DEFAULT_EXPANSION,
+    embed_model: str | None = None,
 ) -> list[SearchHit]:
     """Search the chunks (flow/retrieval.py): `bm25`, BM25 over heading path
     and text (English stemming), chunks with any word (`match="any"`) or every
     word (`"all"`); `semantic`, cosine similarity of all-MiniLM-L6-v2 vectors
-    (needs the embed extra and `ingest --embed`); `hybrid`, reciprocal-rank
+    (needs the embed extra and `ingest --embed`; `embed_model` names the model
+    whose vectors to compare, a folder or a package as `ingest` takes it, by
+    default the one the searched chunks have vectors of); `hybrid`, reciprocal-rank
     fusion of the two; None (the default): hybrid when the searched chunks
     have vectors, else bm25. `rank` is the method's score. `expand`:
     `section` adds each hit's section rebuilt from its stored chunks,
@@ -195,8 +198,9 @@ def search(
     retrieval.check_method(method, match)
     if expand not in hits.EXPANSIONS:
         raise UsageError(f"unknown expansion {expand!r} (known: {', '.join(hits.EXPANSIONS)})")
+    model = None if embed_model is None else embedder.model_key(embed_model)
     if method not in (None, "bm25"):
-        embedding.require_extra()
+        embedder.require_extra(model or embedder.DEFAULT_MODEL)
     db = database.resolve(database_url, data_dir, create=False)
     _require_schema(db)
     with database.connect(db.url) as conn:
@@ -204,7 +208,9 @@ def search(
             _require_source(conn, source)
         _require_chunks(conn, db, source)
         try:
-            ranked = retrieval.rank(conn, query, k=k, source=source, method=method, match=match)
+            ranked = retrieval.rank(
+                conn, query, k=k, source=source, method=method, match=match, model=model
+            )
             shown = {
                 row[0]: row[1:]
                 for row in conn.execute(

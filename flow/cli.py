@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
 
 import click
-from mdchunks import api, database, embedding, hits, retrieval
+from mdchunks import api, database, embedder, hits, retrieval
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.lock import DEFAULT_WAIT_SECONDS
@@ -72,6 +72,13 @@ lock_wait_option = click.option(
     metavar="SECONDS",
     help="How long to wait for another run on the same source before giving up.",
 )
+
+
+def embed_model_option(help_text: str) -> Callable[[F], F]:
+    """`--embed-model MODEL` (flow/embedder.py): the same name on ingest, backfill, search."""
+    return click.option(
+        "--embed-model", "embed_model", metavar="MODEL", default=None, help=help_text
+    )
 
 
 # The recipe's options that ingest and backfill offer: every field of Recipe
@@ -167,11 +174,18 @@ def cli() -> None:
 @click.option(
     "--embed",
     is_flag=True,
-    help="Also keep one all-MiniLM-L6-v2 vector per chunk (of its embed_text: breadcrumb, "
-    "then text) in content_chunk_embeddings, for `search --method semantic|hybrid`. Needs "
-    "the optional extra (pip install 'mdchunks[embed]') and pgvector in the database (the "
-    "embedded PostgreSQL has it; the table is created on first use). Only new and changed "
-    "chunks are embedded; a run without --embed deletes the source's vectors.",
+    help="Also keep one vector per chunk (of its embed_text: breadcrumb, then text, whole: "
+    "a chunk longer than the model reads is embedded in windows, pooled) in "
+    "content_chunk_embeddings, for `search --method semantic|hybrid`. Needs the optional "
+    "extra (pip install 'mdchunks[embed]') and pgvector in the database (the embedded "
+    "PostgreSQL has it; the table and the model's HNSW index are created on first use). "
+    "Only new and changed chunks are embedded; a run without --embed deletes the "
+    "source's vectors.",
+)
+@embed_model_option(
+    "The sentence-transformers model of --embed (implies it): a folder holding one, or "
+    "an installed package that ships one; never downloaded. Another model than the "
+    f"source's vectors re-embeds every chunk [default: {embedder.DEFAULT_MODEL}, bundled]."
 )
 @click.option(
     "--live",
@@ -212,6 +226,7 @@ def ingest(
     recipe_changes: dict[str, Any],
     full_reprocess: bool,
     embed: bool,
+    embed_model: str | None,
     live: bool,
     max_doc_bytes: int,
     verify: bool,
@@ -239,7 +254,8 @@ def ingest(
             "--source names one folder: give one PATH per source, or leave --source out "
             "to name each source after its folder"
         )
-    recipe = _recipe(DEFAULTS, **recipe_changes, embed=embedding.MODEL_NAME if embed else None)
+    model = embedder.model_key(embed_model) if embed or embed_model is not None else None
+    recipe = _recipe(DEFAULTS, **recipe_changes, embed=model)
     names = [source or api.default_source_name(path) for path in paths]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
@@ -299,6 +315,11 @@ def ingest(
     "--embed on a source without vectors embeds all its chunks, re-chunking nothing "
     "[default: as last ingested].",
 )
+@embed_model_option(
+    "Re-embed with this sentence-transformers model (implies --embed): a folder or an "
+    "installed model package, as for `ingest --embed-model` [default: the source's, else "
+    f"{embedder.DEFAULT_MODEL}]."
+)
 @lock_wait_option
 @database_options
 def backfill(
@@ -306,6 +327,7 @@ def backfill(
     recipe_changes: dict[str, Any],
     full_reprocess: bool,
     embed: bool | None,
+    embed_model: str | None,
     lock_wait: float,
     database_url: str | None,
     data_dir: Path | None,
@@ -325,6 +347,7 @@ def backfill(
             source=source,
             **recipe_changes,
             embed=embed,
+            embed_model=embed_model,
             database_url=database_url,
             data_dir=data_dir,
             full_reprocess=full_reprocess,
@@ -378,9 +401,9 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     type=click.Choice(retrieval.METHODS),
     default=retrieval.DEFAULT_METHOD,
     help="bm25: BM25 in PostgreSQL over heading path and text (English stemming). "
-    "semantic: cosine similarity of all-MiniLM-L6-v2 vectors (needs `ingest --embed` "
-    "and the embed extra). hybrid: reciprocal-rank fusion of the two. Default: hybrid "
-    "when the searched chunks have vectors, else bm25.",
+    "semantic: cosine similarity of the chunks' vectors (needs `ingest --embed` "
+    "and the embed extra; by the model's HNSW index). hybrid: reciprocal-rank fusion of "
+    "the two. Default: hybrid when the searched chunks have vectors, else bm25.",
 )
 @click.option(
     "--match",
@@ -406,6 +429,11 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     help="One JSON object per hit (JSON Lines): id, source, rel_path, position, char_start, "
     "char_end, heading_path, breadcrumb, score, text, and section or parent when expanded.",
 )
+@embed_model_option(
+    "The model whose vectors semantic and hybrid compare (vectors of different models are "
+    "never compared): a folder or an installed model package, as `ingest --embed-model` "
+    "took it [default: the model the searched chunks have vectors of]."
+)
 @database_options
 def search(
     query: str,
@@ -415,6 +443,7 @@ def search(
     match: str,
     expand: str,
     as_json: bool,
+    embed_model: str | None,
     database_url: str | None,
     data_dir: Path | None,
 ) -> None:
@@ -434,6 +463,7 @@ def search(
         database_url=database_url,
         data_dir=data_dir,
         expand=expand,
+        embed_model=embed_model,
     )
     if as_json:
         for hit in found:
@@ -562,8 +592,24 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
         model = report.embed_model or "embeddings off"
         out.print(
             f"  vectors:   {report.vectors_written} embedded, {report.vectors_deleted} deleted "
-            f"({report.vectors_total} in the source; {model}; {report.embed_seconds:.1f} s)"
+            f"({report.vectors_total} in the source; {escape(shown(model))}; "
+            f"{report.embed_seconds:.1f} s)"
         )
+        if report.vectors_long:
+            how = (
+                "embedded whole, in windows pooled"
+                if report.vectors_long_input == "windows"
+                else "truncated: the rest of each does not count"
+            )
+            out.print(
+                f"             {report.vectors_long} of them longer than the model reads "
+                f"({report.vectors_max_tokens} word pieces): {how}"
+            )
+        if not report.vectors_indexed:
+            out.print(
+                "  [yellow]note:[/yellow] this role may not create the model's HNSW index: "
+                "semantic search scans every vector (same results, slower at scale)"
+            )
     if report.healed:
         out.print(
             "  [yellow]note:[/yellow] the engine state did not match the database (rows were "

@@ -51,6 +51,13 @@ class IngestReport:
     vectors_deleted: int = 0
     vectors_total: int = 0
     embed_seconds: float = 0.0
+    # Of the chunks this run embedded, those longer than the model reads
+    # (`vectors_max_tokens` word pieces), embedded by `vectors_long_input`
+    # (flow/embedder.py); whether the model's HNSW index exists.
+    vectors_long: int = 0
+    vectors_long_input: str = ""
+    vectors_max_tokens: int = 0
+    vectors_indexed: bool = True
 
     @property
     def failed(self) -> int:

@@ -7,12 +7,14 @@
   - `any` (the default): chunks holding any of the query's lexemes (BM25 as
     usual: rare words weigh more, long chunks are normalised);
   - `all`: only chunks holding every lexeme, scored the same way.
-- `semantic`: cosine distance (`<=>`) between the query's all-MiniLM-L6-v2
-  vector and the chunks' stored vectors (flow/embedding.py), exact scan.
+- `semantic`: cosine distance (`<=>`) between the query's vector and the
+  chunks' stored vectors of one model (flow/embedding.py: the model asked
+  for, else the one the searched chunks have vectors of), by that model's
+  HNSW index, exact when the index returns fewer than k.
 - `hybrid`: weighted reciprocal-rank fusion (flow/fusion.py, k = 5, BM25
   weighted 2, semantic 1) of the first `HYBRID_DEPTH` chunks of each.
 - the default (`method=None`): hybrid when the searched chunks have vectors
-  and the embed extra is installed, else bm25 (`choose_method`).
+  and the embed extra can encode the query, else bm25 (`choose_method`).
 Ties are broken by source, path and position, so every ranking is
 deterministic. The retrieval evaluation (`python -m spikes.retrieval_eval`)
 ranks with these same functions.
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import psycopg
-from mdchunks import embedding, lexical, snippets
+from mdchunks import embedder, embedding, lexical, snippets
 from mdchunks.errors import UsageError
 from mdchunks.fusion import rrf_scores
 from psycopg import sql
@@ -64,19 +66,6 @@ def check_method(method: str | None, match: str) -> None:
         raise UsageError(f"unknown match rule {match!r} (known: {', '.join(MATCHES)})")
 
 
-SEMANTIC_SQL = sql.SQL(
-    f"""
-    SELECT e.id, 1 - (e.embedding <=> %(vector)s::vector) AS score
-    FROM {embedding.TABLE} e
-    JOIN content_chunks c ON c.id = e.id
-    WHERE e.model = %(model)s
-      AND (%(source)s::text IS NULL OR e.source = %(source)s::text)
-    ORDER BY e.embedding <=> %(vector)s::vector, c.source, c.rel_path, c.position
-    LIMIT %(k)s
-    """
-)
-
-
 def bm25(
     conn: psycopg.Connection,
     query: str,
@@ -100,18 +89,15 @@ def semantic(
     *,
     k: int,
     source: str | None = None,
-    model: str = embedding.MODEL_NAME,
+    model: str = embedder.DEFAULT_MODEL,
 ) -> list[Ranked]:
-    rows = conn.execute(
-        SEMANTIC_SQL,
-        {
-            "vector": embedding.vector_literal(query_vector),
-            "model": model,
-            "source": source,
-            "k": k,
-        },
-    ).fetchall()
-    return [Ranked(row[0], float(row[1])) for row in rows]
+    """The k chunks whose vectors of `model` are nearest the query's (cosine)."""
+    return [
+        Ranked(chunk_id, score)
+        for chunk_id, score in embedding.nearest(
+            conn, query_vector, k=k, model=model, source=source
+        )
+    ]
 
 
 def fuse(rankings: Sequence[Sequence[Ranked]], k: int) -> list[Ranked]:
@@ -126,9 +112,10 @@ def fuse(rankings: Sequence[Sequence[Ranked]], k: int) -> list[Ranked]:
 
 
 def choose_method(conn: psycopg.Connection, source: str | None) -> str:
-    """The default method: hybrid when the searched chunks have vectors of the
-    bundled model and the embed extra can encode the query, else bm25."""
-    if embedding.extra_problem() is None and embedding.has_vectors(conn, source):
+    """The default method: hybrid when the searched chunks have vectors and the
+    embed extra can encode the query with their model, else bm25."""
+    models = {model for _, model in embedding.models_of(conn, source)}
+    if models and all(embedder.extra_problem(model) is None for model in models):
         return "hybrid"
     return "bm25"
 
@@ -141,26 +128,29 @@ def rank(
     source: str | None = None,
     method: str | None = DEFAULT_METHOD,
     match: str = DEFAULT_MATCH,
+    model: str | None = None,
     query_vector: Sequence[float] | None = None,
 ) -> list[Ranked]:
     """The first k chunks for `query` by `method` (None: `choose_method`), best
-    first (`query_vector`: the query's embedding when the caller has it already)."""
+    first. `model`: the embedding model's key (None: the one the searched
+    chunks have vectors of; flow/embedding.py `search_model`); `query_vector`:
+    the query's embedding by that model when the caller has it already."""
     check_method(method, match)
     if method is None:
         method = choose_method(conn, source)
     if method == "bm25":
         return bm25(conn, query, k=k, source=source, match=match)
+    key = embedding.search_model(conn, source, model)
     if query_vector is None:
-        embedding.require_extra()
-    embedding.require_vectors(conn, source)
-    vector = embedding.encode([query])[0] if query_vector is None else query_vector
+        embedder.require_extra(key)
+        query_vector = embedder.encode_query(query, key)
     if method == "semantic":
-        return semantic(conn, vector, k=k, source=source)
+        return semantic(conn, query_vector, k=k, source=source, model=key)
     depth = max(k, HYBRID_DEPTH)
     return fuse(
         [
             bm25(conn, query, k=depth, source=source, match=match),
-            semantic(conn, vector, k=depth, source=source),
+            semantic(conn, query_vector, k=depth, source=source, model=key),
         ],
         k,
     )

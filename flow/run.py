@@ -51,6 +51,7 @@ import psycopg
 from mdchunks import (
     catalog,
     database,
+    embedder,
     embedding,
     engine,
     lexical,
@@ -108,7 +109,7 @@ def ingest(
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
     if recipe.embed:  # before any work: the extra, pgvector and the table (flow/embedding.py)
-        embedding.require_extra()
+        embedder.require_extra(recipe.embed)
         with database.connect(db.url) as setup:
             embedding.ensure_schema(setup)
     # 3. the source's lock
@@ -193,6 +194,10 @@ def ingest(
         vectors_deleted=vectors.deleted,
         vectors_total=vectors.total,
         embed_seconds=vectors.seconds,
+        vectors_long=vectors.long,
+        vectors_long_input=vectors.long_input,
+        vectors_max_tokens=vectors.max_tokens,
+        vectors_indexed=vectors.indexed,
     )
 
 
@@ -338,6 +343,7 @@ def backfill(
     *,
     source: str | None = None,
     embed: bool | None = None,
+    embed_model: str | None = None,
     database_url: str | None = None,
     data_dir: Path | None = None,
     full_reprocess: bool = False,
@@ -351,11 +357,17 @@ def backfill(
     it), and with the heading index of the code that runs now. Files are only
     read. Every document whose rows were made by another recipe is
     re-processed; when the recipe is the same, nothing is (pass
-    `full_reprocess` to force it)."""
+    `full_reprocess` to force it). `embed`: keep (True) or delete (False) the
+    vectors, None as last ingested; `embed_model` (implies `embed`): the model
+    (flow/embedder.py), whose change re-embeds every chunk; with `embed` alone,
+    the source's last model, else the default."""
     offered = {name for name, _, info in options_of(Recipe) if info.cli}
     unknown = sorted(set(recipe_changes) - offered)
     if unknown:
         raise TypeError(f"backfill() got unknown recipe options: {', '.join(unknown)}")
+    if embed is False and embed_model is not None:
+        raise UsageError("--no-embed and --embed-model contradict each other: choose one")
+    model = None if embed_model is None else embedder.model_key(embed_model)
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
     with database.connect(db.url) as conn:
@@ -377,8 +389,11 @@ def backfill(
             recipe = record.recipe.with_options(**recipe_changes)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        if embed is not None:  # None: as last ingested
-            recipe = dataclasses.replace(recipe, embed=embedding.MODEL_NAME if embed else None)
+        if model is not None:
+            recipe = dataclasses.replace(recipe, embed=model)
+        elif embed is not None:  # None: as last ingested
+            kept = recipe.embed or embedder.DEFAULT_MODEL
+            recipe = dataclasses.replace(recipe, embed=kept if embed else None)
         if not record.root.is_dir():
             raise UsageError(
                 f"the folder of source {record.source!r}, {record.root}, is gone; "

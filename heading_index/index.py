@@ -21,7 +21,7 @@ from mdchunks.heading_index.parse import (
     parse,
     structural_headings,
 )
-from mdchunks.heading_index.skeleton import skeleton
+from mdchunks.heading_index.skeleton import Skeleton, skeleton
 from tree_sitter import Tree
 
 # What a blank line holds (CommonMark: spaces and tabs), and line endings.
@@ -46,10 +46,7 @@ def build_index(text: str) -> HeadingIndex:
     prefix_length = heading_prefix_length(source)
     if prefix_length == 0:
         return HeadingIndex(headings=(), length=len(text))
-    # The parser reads the document's block skeleton (heading_index/skeleton.py):
-    # the same blocks at the same lines, a fraction of the bytes.
-    blocks = skeleton(source[:prefix_length])
-    tree = parse(blocks.source)
+    blocks, tree = _parse_blocks(source[:prefix_length])
     located = _locate(
         text,
         source,
@@ -62,8 +59,10 @@ def build_index(text: str) -> HeadingIndex:
     def document_labels() -> frozenset[str]:
         # Definitions may follow the last heading: they need the whole parse.
         # (Definitions are never cut: the skeleton's bytes of them are the text's.)
-        whole = blocks if prefix_length == len(source) else skeleton(source)
-        return _references(tree if whole is blocks else parse(whole.source), whole.source)
+        if prefix_length == len(source):
+            return _references(tree, blocks.source)
+        whole, whole_tree = _parse_blocks(source)
+        return _references(whole_tree, whole.source)
 
     references = _LazyLabels(document_labels)
     try:
@@ -95,6 +94,21 @@ def build_index(text: str) -> HeadingIndex:
             )
         )
     return HeadingIndex(headings=tuple(headings), length=len(text))
+
+
+def _parse_blocks(source: bytes) -> tuple[Skeleton, Tree]:
+    """The block parse of `source`'s skeleton (heading_index/skeleton.py): the
+    same blocks at the same lines, a fraction of the bytes. Unless the parse
+    has an error node: tree-sitter's error recovery weighs the bytes and lines
+    it skips, so on a malformed document (a pipe table the grammar cannot
+    parse) shorter lines can tip it to another recovery and other headings.
+    Then the whole text is parsed, as it was before the skeleton."""
+    blocks = skeleton(source)
+    tree = parse(blocks.source)
+    if tree.root_node.has_error and blocks.source is not source:
+        blocks = Skeleton(source, source)
+        tree = parse(source)
+    return blocks, tree
 
 
 def _front_matter_end(text: str, source: bytes, end_byte: int) -> int:

@@ -1,7 +1,8 @@
 """Which fusion for `hybrid`? Recall of weighted RRF variants over the product's
 own BM25 and semantic rankings (README "Search"; issue #12).
 
-    python -m spikes.hybrid_fusion --corpus PATH --golden FILE
+    python -m spikes.hybrid_fusion --corpus PATH --golden FILE [--no-cache]
+        [--long-input windows|truncate]
 
 Ingests the corpus with the markdown chunker into a throwaway embedded
 PostgreSQL, stores vectors with `ingest --embed`'s code, ranks every golden
@@ -19,19 +20,32 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from mdchunks import api, database, embedding, retrieval
+from mdchunks import api, database, embedder, embedding, retrieval
 from mdchunks.fusion import rrf_scores
 
 from spikes import retrieval_eval
 from spikes.recall import first_hit_rank, recall_at_k
 
-GRID = ((60, (1, 1)), (60, (2, 1)), (20, (2, 1)), (5, (1, 1)), (5, (2, 1)))
+GRID = (
+    (60, (1, 1)),
+    (60, (2, 1)),
+    (20, (2, 1)),
+    (10, (2, 1)),
+    (5, (1, 1)),
+    (5, (3, 2)),
+    (5, (2, 1)),
+    (2, (2, 1)),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m spikes.hybrid_fusion")
     parser.add_argument("--corpus", required=True, type=Path)
     parser.add_argument("--golden", required=True, type=Path)
+    parser.add_argument("--no-cache", action="store_true", help="embed without the eval's cache")
+    parser.add_argument(
+        "--long-input", choices=embedder.LONG_INPUTS, default=embedder.DEFAULT_LONG_INPUT
+    )
     args = parser.parse_args(argv)
     queries, _ = retrieval_eval.load_and_verify(args.golden, args.corpus)
     folder = Path(tempfile.mkdtemp(prefix="mdchunks-hybrid-fusion-"))
@@ -42,9 +56,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         api.ingest(args.corpus, source="markdown", recipe=recipe, database_url=url, data_dir=folder)
         with database.connect(url) as conn:
             embedding.ensure_schema(conn)
-            embedding.sync(conn, "markdown", embedding.MODEL_NAME)
+            # The eval's vector cache: a run after `spikes.retrieval_eval` encodes nothing.
+            cache = retrieval_eval.VectorCache(
+                lambda line: print(line, file=sys.stderr),
+                long_input=args.long_input,
+                folder=None if args.no_cache else retrieval_eval.default_cache_dir(),
+            )
+            embedding.sync(
+                conn,
+                "markdown",
+                embedder.DEFAULT_MODEL,
+                encoder=cache.encode,
+                long_input=args.long_input,
+            )
             texts = dict(conn.execute("SELECT id, text FROM content_chunks").fetchall())
-            vectors = embedding.encode([query.query for query in queries])
+            vectors = cache.encode([query.query for query in queries]).vectors
             lexical = [
                 [hit.id for hit in retrieval.bm25(conn, q.query, k=depth, source="markdown")]
                 for q in queries

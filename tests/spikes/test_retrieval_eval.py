@@ -52,16 +52,23 @@ def small_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def result(
-    small_book: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Any]:
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The vector cache of this module's runs (never the user's own)."""
+    return tmp_path_factory.mktemp("vector-cache")
+
+
+def _run(small_book: tuple[Path, Path], cache: Path, out: Path) -> dict[str, Any]:
     corpus, golden = small_book
-    out = tmp_path_factory.mktemp("eval") / "out.json"
-    code = retrieval_eval.main(
-        ["--corpus", str(corpus), "--golden", str(golden), "--json", str(out), "--provenance"]
-    )
-    assert code == 0
-    return json.loads(out.read_text(encoding="utf-8"))
+    argv = ["--corpus", str(corpus), "--golden", str(golden), "--cache", str(cache)]
+    assert retrieval_eval.main([*argv, "--json", str(out), "--provenance"]) == 0
+    return dict(json.loads(out.read_text(encoding="utf-8")))
+
+
+@pytest.fixture(scope="module")
+def result(
+    small_book: tuple[Path, Path], cache: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    return _run(small_book, cache, tmp_path_factory.mktemp("eval") / "out.json")
 
 
 @pytest.mark.slow  # an embedded PostgreSQL and real ingests of its own
@@ -91,6 +98,28 @@ def test_every_chunker_over_and_method_has_a_row(result: dict[str, Any]) -> None
         assert values == sorted(values) and all(0 <= v <= 1 for v in values)
     assert result["provenance"].startswith("# ")
     assert "command: python -m spikes.retrieval_eval --corpus" in result["provenance"]
+
+
+@pytest.mark.slow  # an embedded PostgreSQL and real ingests of its own
+def test_each_distinct_text_is_embedded_once_and_a_second_run_reads_the_cache(
+    result: dict[str, Any], small_book: tuple[Path, Path], cache: Path, tmp_path: Path
+) -> None:
+    timing = result["timing"]
+    # Every chunker's text and embed_text, and the queries: each distinct one once.
+    assert 0 < timing["embedded"] == timing["distinct_texts"]
+    shards = list(cache.rglob("*.npz"))
+    assert shards and not list(cache.rglob("*.tmp.npz"))
+
+    again = _run(small_book, cache, tmp_path / "again.json")
+
+    assert again["timing"]["embedded"] == 0
+    assert again["timing"]["distinct_texts"] == timing["distinct_texts"]
+
+    def recalls(run: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
+        return [(row["label"], row["recall"]) for row in run["rows"]]
+
+    assert recalls(again) == recalls(result)
+    assert [q["ranks"] for q in again["queries"]] == [q["ranks"] for q in result["queries"]]
 
 
 @pytest.mark.slow  # an embedded PostgreSQL and real ingests of its own
