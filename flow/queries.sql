@@ -327,10 +327,12 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 -- search per lexeme). The vector is read (detoasted) once, in the subquery:
 -- each use of the column itself would read it again.
 SELECT s.id::text, s.source, s.rel_path, s.position, s.heading_length, s.text_length,
-       ts_filter(setweight(s.vector, 'D', %(lexemes)s::text[]), '{d}')::text AS matched,
+       ts_filter(setweight(s.vector, 'D', %(lexemes)s::text[]), ARRAY['d']::"char"[])::text
+           AS matched,
        CASE WHEN s.vector @@ %(heading_query)s::tsquery
-            THEN ts_filter(setweight(ts_filter(s.vector, '{a}'), 'D', %(lexemes)s::text[]),
-                           '{d}')::text
+            THEN ts_filter(setweight(ts_filter(s.vector, ARRAY['a']::"char"[]), 'D',
+                                     %(lexemes)s::text[]),
+                           ARRAY['d']::"char"[])::text
        END AS heading
 FROM (
     SELECT c.id, c.source, c.rel_path, c.position, c.search_heading_length AS heading_length,
