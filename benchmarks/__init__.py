@@ -19,3 +19,9 @@ where absolute times do not. Modules:
 - `breakdown`: timers around each step of one ingest, stage 8;
 - `stages`: the eight stages; `report`: the tables and the JSON.
 """
+
+import os
+
+# Before any benchmark imports cocoindex (search_latency, row_cost and the
+# others run as `python -m benchmarks.<name>`): no telemetry call home.
+os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
