@@ -287,9 +287,11 @@ def _secrets_of(url: str) -> set[str]:
         rest = url.split("://", 1)[1]
         at = rest.rfind("@")
         # Where the user info ends is a guess in a broken URL: each `@` may.
+        # And where the password starts: after any `:` of the user info (junk
+        # before the scheme puts a `://` in it: `://postgresql://u:pw@...`).
         for end in (i for i, char in enumerate(rest) if char == "@"):
-            if ":" in rest[:end]:
-                found.add(rest[:end].split(":", 1)[1])
+            userinfo = rest[:end]
+            found.update(userinfo[i + 1 :] for i, char in enumerate(userinfo) if char == ":")
         if at < 0:
             for host in rest.split("/", 1)[0].split(","):
                 port = _port_of(host)

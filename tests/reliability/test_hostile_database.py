@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mdchunks.database import check_url, redact, scrub
 from mdchunks.errors import UsageError
@@ -42,6 +42,8 @@ def _spellings(password: str) -> set[str]:
 
 
 @settings(max_examples=500, deadline=None)
+# Found by this test in CI: junk before the scheme puts a `://` in the user info.
+@example(password="S3CRET0", shape="{junk}postgresql://u:{pw}@{junk}/db", junk="://")
 @given(
     password=PASSWORDS,
     shape=st.sampled_from(SHAPES),
