@@ -19,6 +19,7 @@ from cocoindex.connectors import postgres
 from cocoindex.resources.file import FileLike
 from mdchunks.chunking import split_markdown
 from mdchunks.documents import document_text
+from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.options import ChunkOptions, options_of
 from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
 from mdchunks.settings import Recipe
@@ -69,9 +70,46 @@ async def mount_chunk_table(
     `chunk_table_sql`) on the host's own pool key; rows of `row_type` keyed by
     `id`. Call it from the host's app main, as `postgres.mount_table_target`."""
     schema = await postgres.TableSchema.from_class(row_type, primary_key=["id"])
+    await _check_columns(coco.use_context(db), table_name, pg_schema_name, list(schema.columns))
     return await postgres.mount_table_target(
         db, table_name, schema, pg_schema_name=pg_schema_name, managed_by=ManagedBy.USER
     )
+
+
+class ChunkTableMismatch(MdchunksError):
+    """The host's chunk table lacks columns its row type writes."""
+
+
+async def _check_columns(
+    pool: asyncpg.Pool, table_name: str, pg_schema_name: str | None, columns: list[str]
+) -> None:
+    """One clear line, before any document is processed, when the table lacks
+    a column the rows write: a table made by an older `chunk_table_sql` has no
+    `start_line`/`end_line` (otherwise every document fails to write, each
+    with the driver's message). A table not there yet is left to cocoindex."""
+    qualified = _identifier(table_name)
+    if pg_schema_name is not None:
+        qualified = f"{_identifier(pg_schema_name)}.{qualified}"
+    relation = await pool.fetchval("SELECT to_regclass($1)::oid", qualified)
+    if relation is None:
+        return
+    rows = await pool.fetch(
+        "SELECT attname FROM pg_attribute WHERE attrelid = $1 AND attnum > 0 AND NOT attisdropped",
+        relation,
+    )
+    present = {str(row[0]) for row in rows}
+    missing = [column for column in columns if column not in present]
+    if not missing:
+        return
+    message = f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write"
+    lines = [column for column in missing if column in _LINE_COLUMNS]
+    if lines:
+        added = ", ".join(f"ADD COLUMN {column} integer" for column in lines)
+        message += f" (new in this mdchunks: ALTER TABLE {qualified} {added})"
+    raise ChunkTableMismatch(message)
+
+
+_LINE_COLUMNS = frozenset({"start_line", "end_line"})
 
 
 def _identifier(name: str) -> str:

@@ -275,3 +275,25 @@ def test_the_table_sql_refuses_a_name_its_constraint_names_would_cut() -> None:
     assert 'CREATE TABLE "s"."t"' in mdchunks.chunk_table_sql("t", pg_schema_name="s")
     with pytest.raises(ValueError, match="too long"):
         mdchunks.chunk_table_sql("x" * 40)
+
+
+def test_a_host_table_without_the_line_columns_is_refused_in_one_line(
+    docs: Path, database_url: str, tmp_path: Path
+) -> None:
+    # A table made by an older chunk_table_sql: no start_line/end_line.
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.chunk_table_sql("doc_chunks"))
+        conn.execute("ALTER TABLE doc_chunks DROP COLUMN start_line, DROP COLUMN end_line")
+        conn.execute("ALTER TABLE doc_chunks ADD COLUMN word_count bigint")
+    env = _host_env(database_url, tmp_path / "host-state")
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(docs)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode != 0
+    assert (
+        'table "doc_chunks" lacks the column(s) start_line, end_line that its rows write '
+        '(new in this mdchunks: ALTER TABLE "doc_chunks" ADD COLUMN start_line integer, '
+        "ADD COLUMN end_line integer)"
+    ) in done.stderr
+    with psycopg.connect(database_url) as conn:
+        assert conn.execute("SELECT count(*) FROM doc_chunks").fetchone() == (0,)
