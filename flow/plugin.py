@@ -9,6 +9,7 @@ added after; its row type is a dataclass with `ChunkRow`'s fields and its own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
@@ -70,7 +71,7 @@ async def mount_chunk_table(
     `chunk_table_sql`) on the host's own pool key; rows of `row_type` keyed by
     `id`. Call it from the host's app main, as `postgres.mount_table_target`."""
     schema = await postgres.TableSchema.from_class(row_type, primary_key=["id"])
-    await _check_columns(coco.use_context(db), table_name, pg_schema_name, list(schema.columns))
+    await _check_columns(coco.use_context(db), table_name, pg_schema_name, schema.columns)
     return await postgres.mount_table_target(
         db, table_name, schema, pg_schema_name=pg_schema_name, managed_by=ManagedBy.USER
     )
@@ -81,7 +82,10 @@ class ChunkTableMismatch(MdchunksError):
 
 
 async def _check_columns(
-    pool: asyncpg.Pool, table_name: str, pg_schema_name: str | None, columns: list[str]
+    pool: asyncpg.Pool,
+    table_name: str,
+    pg_schema_name: str | None,
+    columns: Mapping[str, postgres.ColumnDef],
 ) -> None:
     """One clear line, before any document is processed, when the table lacks
     a column the rows write: a table made by an older `chunk_table_sql` has no
@@ -101,15 +105,12 @@ async def _check_columns(
     missing = [column for column in columns if column not in present]
     if not missing:
         return
-    message = f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write"
-    lines = [column for column in missing if column in _LINE_COLUMNS]
-    if lines:
-        added = ", ".join(f"ADD COLUMN {column} integer" for column in lines)
-        message += f" (new in this mdchunks: ALTER TABLE {qualified} {added})"
-    raise ChunkTableMismatch(message)
-
-
-_LINE_COLUMNS = frozenset({"start_line", "end_line"})
+    # The row type's own column types make the statement that adds them.
+    added = ", ".join(f"ADD COLUMN {name} {columns[name].type}" for name in missing)
+    raise ChunkTableMismatch(
+        f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write "
+        f"(to add them: ALTER TABLE {qualified} {added})"
+    )
 
 
 def _identifier(name: str) -> str:

@@ -292,7 +292,7 @@ def test_a_host_table_without_the_line_columns_is_refused_in_one_line(
     assert done.returncode != 0
     assert (
         'table "doc_chunks" lacks the column(s) start_line, end_line that its rows write '
-        '(new in this mdchunks: ALTER TABLE "doc_chunks" ADD COLUMN start_line integer, '
+        '(to add them: ALTER TABLE "doc_chunks" ADD COLUMN start_line integer, '
         "ADD COLUMN end_line integer)"
     ) in done.stderr
     with psycopg.connect(database_url) as conn:
