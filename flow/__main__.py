@@ -11,6 +11,7 @@ in your own cocoindex app").
 from __future__ import annotations
 
 import os
+import sys
 from typing import NoReturn
 
 
@@ -19,7 +20,22 @@ def main(argv: list[str] | None = None) -> NoReturn:
     os.environ.setdefault("RUST_LOG", "error")
     from mdchunks.cli import main as run_cli
 
-    run_cli(argv)
+    try:
+        run_cli(argv)
+    except SystemExit as exited:
+        if exited.code == DATABASE_LOST:
+            # A run that lost its database mid-way can leave the engine's threads
+            # calling into Python; finalizing the interpreter under them can
+            # abort (seen: "PyGILState_Release", SIGABRT instead of exit 3). The
+            # error line is out and what was written is consistent: leave
+            # without finalizing.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(DATABASE_LOST)
+        raise
+
+
+DATABASE_LOST = 3  # the CLI's exit status for a database unreachable or lost (flow/cli.py)
 
 
 if __name__ == "__main__":
