@@ -25,7 +25,7 @@ from pathlib import Path
 
 os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")
 
-from benchmarks import corpora, report
+from benchmarks import corpora, jobs, report
 from benchmarks.context import Context, log
 from benchmarks.plan import FULL, QUICK, STAGES
 from benchmarks.stages import STAGES as RUNNERS
@@ -99,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     sources = corpora.Sources(rust_book=args.rust_book.resolve(), tldr=args.tldr.resolve())
     ctx = Context(plan=plan, work=work, admin_url=args.admin_url, sources=sources)
+    jobs.compile_checkout()
     started = time.perf_counter()
     env = report.environment(None)
     figures: list[report.Figure] = []

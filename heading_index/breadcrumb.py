@@ -30,8 +30,11 @@ def sanitize_part(part: str) -> str:
     Whitespace controls (tab, newline, ...) count as whitespace and become
     one space; the other control characters are dropped.
     """
-    kept = "".join(char for char in part if char.isspace() or unicodedata.category(char) != "Cc")
-    return " ".join(kept.split())
+    if not part.isprintable():  # only then can it hold a control character
+        part = "".join(
+            char for char in part if char.isspace() or unicodedata.category(char) != "Cc"
+        )
+    return " ".join(part.split())
 
 
 def _tail_within(text: str, budget_bytes: int) -> str:

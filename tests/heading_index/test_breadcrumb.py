@@ -43,6 +43,14 @@ def test_parts_are_sanitised(part: str, expected: str) -> None:
     assert sanitize_part(part) == expected
 
 
+@settings(max_examples=examples(500), deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_sanitising_drops_the_control_characters_and_collapses_whitespace(part: str) -> None:
+    # The definition; sanitize_part skips the scan when the part is printable.
+    kept = "".join(c for c in part if c.isspace() or unicodedata.category(c) != "Cc")
+    assert sanitize_part(part) == " ".join(kept.split())
+
+
 def test_parts_that_sanitise_to_nothing_are_left_out() -> None:
     assert render(("Guide", " \x01 ", "Linux")) == ("Guide > Linux", False)
 
