@@ -66,7 +66,8 @@ def run_whole(argv: list[str]) -> dict[str, Any]:
     """Run a whole command (`python -m ...`) in a fresh process and time it from
     the start of the interpreter to its exit: start-up and imports count, as
     they do for a user. Returns seconds, the process's peak RSS in MB (from
-    `wait4`, the child's own rusage) and its last line of stdout."""
+    `wait4`, the child's own rusage), its CPU seconds (user + system, every
+    thread; not the database server's) and its last line of stdout."""
     env = child_env()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
@@ -84,5 +85,6 @@ def run_whole(argv: list[str]) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "peak_rss_mb": usage.ru_maxrss / 1024,  # KiB on Linux
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,  # the process's own, all threads
         "last_line": lines[-1] if lines else "",
     }

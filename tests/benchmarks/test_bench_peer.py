@@ -5,6 +5,7 @@ what they should. Nothing here is timed: the figures are not judged."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def test_quick_peer_and_breakdown_stages(
     results = json.loads((tmp_path / "results" / "quick.json").read_text())
     figures = results["figures"]
     peer = [figure for figure in figures if figure["stage"] == "7 peer"]
-    assert len(peer) == 3 * 4  # rust-book, long, tldr: time, MB/s, vs bare, memory
+    assert len(peer) == 3 * 5  # rust-book, long, tldr: time, MB/s, vs bare, memory, floor
     assert [f["met"] for f in peer if "ours/peer" in f["measure"]][2] is None  # tldr: no target
     for figure in peer:
         assert figure["ours"] > 0 and figure["baseline"] > 0, figure
@@ -58,7 +59,12 @@ def test_quick_peer_and_breakdown_stages(
         for app in ("peer", "ours", "bare"):
             (run,) = runs[key][app]
             assert run["seconds"] > 0 and run["peak_rss_mb"] > 0, (key, app)
+            assert run["cpu_seconds"] > 0, (key, app)
             assert run["rows"] > 0, (key, app)
+        # The floor is the bare app's CPU spread over the cores.
+        (floor,) = [f for f in peer if f["case"].startswith(key) and "floor" in f["measure"]]
+        cores = os.cpu_count() or 1
+        assert floor["ours"] == pytest.approx(runs[key]["bare"][0]["cpu_seconds"] / cores)
         # Ours and the bare app split alike (the same splitter and budgets).
         assert runs[key]["ours"][0]["rows"] == runs[key]["bare"][0]["rows"], key
 
