@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from mdchunks import database
-from mdchunks.rows import SEARCH_COLUMNS
+from mdchunks.rows import TRIGGER_COLUMNS
 from psycopg import sql
 
 _XID_MODULUS = 2**32
@@ -104,9 +104,9 @@ def row_count(url: str, table: str) -> int:
 def write_cost(url: str) -> tuple[float, float]:
     """Seconds PostgreSQL takes to insert the rows of `content_chunks` again:
     every column into a copy of the table (its indexes, checks and the trigger
-    that computes the full-text search columns included), and only the bare app's columns into a
-    table with just a primary key. What the server itself pays for our rows
-    versus the bare app's, same rows."""
+    that computes the full-text search columns and embed_text included), and
+    only the bare app's columns into a table with just a primary key. What
+    the server itself pays for our rows versus the bare app's, same rows."""
     with psycopg.connect(url, autocommit=True) as conn:
         columns = [
             str(row[0])
@@ -115,14 +115,14 @@ def write_cost(url: str) -> tuple[float, float]:
                 "WHERE table_name = 'content_chunks' AND is_generated = 'NEVER' "
                 "ORDER BY ordinal_position"
             )
-            if str(row[0]) not in SEARCH_COLUMNS  # the trigger's, computed again
+            if str(row[0]) not in TRIGGER_COLUMNS  # the trigger's, computed again
         ]
         ours = sql.SQL(", ").join(map(sql.Identifier, columns))
         bare = sql.SQL(", ").join(map(sql.Identifier, BARE_COLUMNS))
         conn.execute("CREATE TEMP TABLE bench_copy_ours (LIKE content_chunks INCLUDING ALL)")
         conn.execute(  # LIKE copies no trigger
             "CREATE TRIGGER bench_copy_ours_search BEFORE INSERT OR UPDATE ON bench_copy_ours "
-            "FOR EACH ROW EXECUTE FUNCTION mdchunks_search_columns()"
+            "FOR EACH ROW EXECUTE FUNCTION mdchunks_chunk_columns()"
         )
         conn.execute(
             sql.SQL(

@@ -4,7 +4,8 @@ Two faces over one chunker:
 
 - the plugin face, for a cocoindex app of your own (docs/plugin.md):
   `ChunkOptions`, `HeadingChunk`, `split_markdown`, `ChunkRow`, `chunk_rows`,
-  `mount_chunk_table`, `chunk_table_sql`, `process_markdown_file`
+  `mount_chunk_table`, `chunk_table_sql`, `chunk_table_upgrade_sql`,
+  `process_markdown_file`
   (examples/chunks_with_word_count.py is a whole app);
 - the managed face, what the `mdchunks` command runs (README, "The CLI"):
 
@@ -37,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "DocumentProblem": "mdchunks.documents",
     "mount_chunk_table": "mdchunks.plugin",
     "chunk_table_sql": "mdchunks.plugin",
+    "chunk_table_upgrade_sql": "mdchunks.plugin",
     "process_markdown_file": "mdchunks.plugin",
     "recipe_of": "mdchunks.plugin",
     # the managed face
@@ -100,6 +102,7 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.heading_index.decode import decode_document as decode_document
     from mdchunks.heading_index.options import ChunkOptions as ChunkOptions
     from mdchunks.plugin import chunk_table_sql as chunk_table_sql
+    from mdchunks.plugin import chunk_table_upgrade_sql as chunk_table_upgrade_sql
     from mdchunks.plugin import mount_chunk_table as mount_chunk_table
     from mdchunks.plugin import process_markdown_file as process_markdown_file
     from mdchunks.plugin import recipe_of as recipe_of

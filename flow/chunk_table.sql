@@ -5,42 +5,8 @@
 -- names (the table's own name). Apply it with your own migrations; add your
 -- own columns after it (ALTER TABLE ... ADD COLUMN). A test keeps it equal,
 -- column for column, constraint for constraint and trigger for trigger, to
--- `content_chunks`.
-
-DO $do$
-BEGIN
-    -- The search columns' trigger (migration 0009 says why and how).
-    IF to_regprocedure({search_columns_literal}) IS NULL THEN
-        CREATE FUNCTION {search_columns}() RETURNS trigger
-            LANGUAGE plpgsql
-            AS $$
-        DECLARE
-            heading tsvector;
-            body tsvector;
-        BEGIN
-            IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
-               AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path THEN
-                NEW.search_vector := OLD.search_vector;
-                NEW.search_heading_length := OLD.search_heading_length;
-                NEW.search_text_length := OLD.search_text_length;
-                RETURN NEW;
-            END IF;
-            heading := pg_catalog.to_tsvector('english', pg_catalog.array_to_string(NEW.heading_path, ' '));
-            body := pg_catalog.to_tsvector('english', NEW.text);
-            NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
-            -- BM25's lengths: lexeme occurrences (positions) of each part.
-            NEW.search_heading_length := (
-                SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
-                FROM pg_catalog.unnest(heading) AS u);
-            NEW.search_text_length := (
-                SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
-                FROM pg_catalog.unnest(body) AS u);
-            RETURN NEW;
-        END
-        $$;
-    END IF;
-END
-$do$;
+-- `content_chunks`. (`chunk_table_sql` puts flow/chunk_columns.sql, the
+-- trigger's function, before it.)
 
 CREATE TABLE {table} (
     id              uuid     PRIMARY KEY,
@@ -55,8 +21,9 @@ CREATE TABLE {table} (
     heading_path    text[]   NOT NULL DEFAULT '{{}}',
     parent_chunk_id uuid,
     recipe          text     NOT NULL,
-    -- Set by the trigger below from text and heading_path (docs/search.md):
-    -- the search vector and BM25's document lengths.
+    -- Set by the trigger below: from text and heading_path the search vector
+    -- and BM25's document lengths (docs/search.md), and embed_text from
+    -- breadcrumb, table_header and text (docs/rows-and-table.md).
     search_vector   tsvector,
     breadcrumb      text,
     embed_text      text     NOT NULL DEFAULT '',
@@ -64,6 +31,7 @@ CREATE TABLE {table} (
     search_text_length integer,
     start_line      integer,
     end_line        integer,
+    table_header    text,
 
     CONSTRAINT "{prefix}_document_position_key" UNIQUE (source, rel_path, position),
     CONSTRAINT "{prefix}_position_check" CHECK (position >= 0),
@@ -79,9 +47,9 @@ CREATE TABLE {table} (
     CONSTRAINT "{prefix}_lines_check" CHECK (start_line >= 1 AND end_line >= start_line)
 );
 
-CREATE TRIGGER "{prefix}_search_columns"
+CREATE TRIGGER "{prefix}_chunk_columns"
     BEFORE INSERT OR UPDATE ON {table}
-    FOR EACH ROW EXECUTE FUNCTION {search_columns}();
+    FOR EACH ROW EXECUTE FUNCTION {chunk_columns}();
 
 CREATE INDEX "{prefix}_parent_chunk_id_idx"
     ON {table} (parent_chunk_id) WHERE parent_chunk_id IS NOT NULL;

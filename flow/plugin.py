@@ -105,12 +105,20 @@ async def _check_columns(
     missing = [column for column in columns if column not in present]
     if not missing:
         return
+    lacks = f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write"
+    if "table_header" in missing:
+        # An older chunk_table_sql's table: its trigger does not compose
+        # embed_text either, which adding the columns alone would not fix.
+        named = repr(table_name) + (
+            "" if pg_schema_name is None else f", pg_schema_name={pg_schema_name!r}"
+        )
+        raise ChunkTableMismatch(
+            f"{lacks}: it was made by an older chunk_table_sql "
+            f"(to bring it up to date: run the SQL of mdchunks.chunk_table_upgrade_sql({named}))"
+        )
     # The row type's own column types make the statement that adds them.
     added = ", ".join(f"ADD COLUMN {name} {columns[name].type}" for name in missing)
-    raise ChunkTableMismatch(
-        f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write "
-        f"(to add them: ALTER TABLE {qualified} {added})"
-    )
+    raise ChunkTableMismatch(f"{lacks} (to add them: ALTER TABLE {qualified} {added})")
 
 
 def _identifier(name: str) -> str:
@@ -128,8 +136,21 @@ _LONGEST_SUFFIX = len("_headings_together_check")
 def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | None = None) -> str:
     """The DDL of a chunk table named `table_name`: columns, constraints, the
     search column and its indexes, as our migrations make `content_chunks`.
-    The search columns' trigger function is created in the same schema unless
-    it is there already (its owner may be another role)."""
+    The trigger function that sets the search columns and embed_text is
+    created in the same schema unless it is there already (its owner may be
+    another role)."""
+    return _table_sql("chunk_table.sql", table_name, pg_schema_name)
+
+
+def chunk_table_upgrade_sql(table_name: str, *, pg_schema_name: str | None = None) -> str:
+    """The DDL that brings a chunk table made by an older `chunk_table_sql` up
+    to date: the columns its rows now write (`start_line`, `end_line`,
+    `table_header`) and the trigger that composes `embed_text`. Rows keep
+    their values; running it twice changes nothing more."""
+    return _table_sql("chunk_table_upgrade.sql", table_name, pg_schema_name)
+
+
+def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) -> str:
     if len(table_name.encode()) + _LONGEST_SUFFIX > 63:
         raise ValueError(
             f"table name {table_name!r} is too long: at most {63 - _LONGEST_SUFFIX} bytes, "
@@ -137,9 +158,11 @@ def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | Non
         )
     table = _identifier(table_name)
     schema = "" if pg_schema_name is None else f"{_identifier(pg_schema_name)}."
-    template = resources.files("mdchunks").joinpath("chunk_table.sql").read_text("utf-8")
+    folder = resources.files("mdchunks")
+    template = folder.joinpath("chunk_columns.sql").read_text("utf-8") + "\n"
+    template += folder.joinpath(template_name).read_text("utf-8")
     prefix = table_name.replace('"', '""')
-    search_columns = f"{schema}mdchunks_search_columns"
+    chunk_columns = f"{schema}mdchunks_chunk_columns"
 
     def literal(signature: str) -> str:
         return "'" + signature.replace("'", "''") + "'"
@@ -147,6 +170,6 @@ def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | Non
     return template.format(
         table=schema + table,
         prefix=prefix,
-        search_columns=search_columns,
-        search_columns_literal=literal(f"{search_columns}()"),
+        chunk_columns=chunk_columns,
+        chunk_columns_literal=literal(f"{chunk_columns}()"),
     )

@@ -21,19 +21,22 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar, overload
 
 from cocoindex.connectors.postgres import PgType
+from mdchunks.heading_index.breadcrumb import table_header_of
 from mdchunks.heading_index.chunk import HeadingChunk
 
 NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")
 
 CHUNKS_TABLE = "content_chunks"
 DOCUMENTS_TABLE = "mdchunks_documents"
-# Columns of content_chunks that no writer sets: the mdchunks_search_columns
-# trigger computes them from text and heading_path (migration 0009).
-SEARCH_COLUMNS = ("search_vector", "search_heading_length", "search_text_length")
+# Columns of content_chunks that no writer sets: the mdchunks_chunk_columns
+# trigger computes them, the search columns from text and heading_path
+# (migration 0009), embed_text from breadcrumb, table_header and text
+# (migration 0010: the engine then carries each text once, not twice).
+TRIGGER_COLUMNS = ("search_vector", "search_heading_length", "search_text_length", "embed_text")
 # What a row of a chunk holds, as part of the logic a memo sees (flow/chunking.py):
 # 2 added start_line and end_line, so an upgrade processes every document again
-# and rows written before get their lines.
-ROWS_VERSION = "2"
+# and rows written before get their lines; 3 sends table_header, not embed_text.
+ROWS_VERSION = "3"
 
 
 def chunk_id(source: str, rel_path: str, position: int) -> uuid.UUID:
@@ -59,9 +62,10 @@ class ChunkRow:
     # The heading path rendered `A > B > C` within the recipe's byte budget
     # (truncated from the left, `… > C`); NULL exactly when the path is empty.
     breadcrumb: str | None
-    # What to embed: the breadcrumb, a blank line, then the text (for a piece of
-    # a table split between rows, the table's header rows before the text).
-    embed_text: str
+    # For a piece of a table split between rows: the table's header rows, which
+    # the table's embed_text (set by its trigger: the breadcrumb, a blank line,
+    # then the text) puts before the text. NULL for every other chunk.
+    table_header: str | None
     recipe: str
     # 1-based lines of the chunk's first and last character (HeadingChunk's).
     start_line: Annotated[int, PgType("integer")] | None
@@ -121,7 +125,7 @@ def chunk_rows(
             "heading_path": list(chunk.heading_path),
             "parent_chunk_id": None if parent is None else chunk_id(source, rel_path, parent),
             "breadcrumb": chunk.breadcrumb,
-            "embed_text": chunk.embed_text,
+            "table_header": table_header_of(chunk.embed_text, chunk.breadcrumb, chunk.text),
             "recipe": recipe,
             "start_line": chunk.start_line,
             "end_line": chunk.end_line,

@@ -34,11 +34,19 @@ STRUCTURE = Recipe(chunker="structure")
 DEEP = f"# {'A chapter title that goes on and on ' * 8}\n\nThe only text of it.\n"
 
 
+TABLE = "# Settings\n\nEvery key.\n\n| Key | Value |\n|-----|-------|\n" + "".join(
+    f"| key number {n} of the settings | value {n}, described at some length |\n"
+    for n in range(120)
+)
+
+
 @pytest.fixture
 def corpus(docs: Path) -> Path:
-    """8 rust-book chapters, the sample corpus (markdown and .txt), one deep document."""
+    """8 rust-book chapters, the sample corpus (markdown and .txt), one deep
+    document, one with a table longer than a chunk."""
     shutil.copytree(ROOT / "sample", docs / "sample")
     (docs / "deep.md").write_text(DEEP, encoding="utf-8")
+    (docs / "table.md").write_text(TABLE, encoding="utf-8")
     for path in (docs / "sample").rglob("*"):
         if path.is_file():
             path.chmod(0o644)
@@ -83,6 +91,15 @@ def test_structure_rows_are_what_the_chunker_gives(
         else:
             assert row["breadcrumb"] is None
     assert any(row["parent_chunk_id"] is not None for row in markdown)
+    # The table's later pieces: its header rows in the embed text (composed by
+    # the table's trigger from table_header; checked against the chunker above).
+    with psycopg.connect(database_url) as conn:
+        headed = conn.execute(
+            "SELECT count(*) FROM content_chunks WHERE rel_path = 'table.md' "
+            "AND table_header = '| Key | Value |\n|-----|-------|' "
+            "AND embed_text = breadcrumb || E'\n\n' || table_header || E'\n' || text"
+        ).fetchone()
+    assert headed is not None and headed[0] >= 2
 
     merges, truncations = _counts(corpus, STRUCTURE)
     assert merges > 0 and truncations > 0

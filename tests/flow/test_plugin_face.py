@@ -217,7 +217,7 @@ def test_a_hosts_search_trigger_in_its_own_schema_is_the_migrations(
         bodies = conn.execute(
             "SELECT n.nspname, p.prosrc FROM pg_proc p "
             "JOIN pg_namespace n ON n.oid = p.pronamespace "
-            "WHERE p.proname = 'mdchunks_search_columns' ORDER BY 1"
+            "WHERE p.proname = 'mdchunks_chunk_columns' ORDER BY 1"
         ).fetchall()
         conn.execute(
             "INSERT INTO host.chunks (id, source, rel_path, position, char_start, char_end, text, "
@@ -297,3 +297,46 @@ def test_a_host_table_without_the_line_columns_is_refused_in_one_line(
     ) in done.stderr
     with psycopg.connect(database_url) as conn:
         assert conn.execute("SELECT count(*) FROM doc_chunks").fetchone() == (0,)
+
+
+def test_a_host_table_of_an_older_release_is_refused_then_upgraded_to_the_clis_rows(
+    docs: Path, ingest: Ingest, database_url: str, tmp_path: Path
+) -> None:
+    # The previous release's chunk_table_sql: no table_header, and a trigger
+    # that sets the search columns only (migration 0009's function, which our
+    # migrations keep in this schema); embed_text came from the rows then.
+    assert ingest(docs).ok
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.chunk_table_sql("doc_chunks"))
+        conn.execute("ALTER TABLE doc_chunks DROP COLUMN table_header")
+        conn.execute('DROP TRIGGER "doc_chunks_chunk_columns" ON doc_chunks')
+        conn.execute(
+            'CREATE TRIGGER "doc_chunks_search_columns" BEFORE INSERT OR UPDATE ON doc_chunks '
+            "FOR EACH ROW EXECUTE FUNCTION mdchunks_search_columns()"
+        )
+        conn.execute("ALTER TABLE doc_chunks ADD COLUMN word_count bigint")
+    env = _host_env(database_url, tmp_path / "host-state")
+    example = [sys.executable, str(EXAMPLE), str(docs)]
+    refused = subprocess.run(example, env=env, capture_output=True, text=True)
+    assert refused.returncode != 0
+    assert (
+        'table "doc_chunks" lacks the column(s) table_header that its rows write: it was made '
+        "by an older chunk_table_sql (to bring it up to date: run the SQL of "
+        "mdchunks.chunk_table_upgrade_sql('doc_chunks'))"
+    ) in refused.stderr
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        for _ in range(2):  # twice: the second changes nothing
+            conn.execute(mdchunks.chunk_table_upgrade_sql("doc_chunks"))
+        triggers = conn.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = 'doc_chunks'::regclass "
+            "AND NOT tgisinternal"
+        ).fetchall()
+    assert triggers == [("doc_chunks_chunk_columns",)]
+    subprocess.run(example, env=env, check=True, capture_output=True)
+    with psycopg.connect(database_url) as conn:
+        cli_rows = conn.execute(
+            f"SELECT {COLUMNS} FROM content_chunks WHERE source = 'docs' ORDER BY 2, 3"
+        ).fetchall()
+        host_rows = conn.execute(f"SELECT {COLUMNS} FROM doc_chunks ORDER BY 2, 3").fetchall()
+    assert len(cli_rows) > 20
+    assert host_rows == cli_rows

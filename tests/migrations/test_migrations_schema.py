@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from cocoindex.connectors.postgres import TableSchema
 from mdchunks import ChunkRow, DocumentRow, migrate
-from mdchunks.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, SEARCH_COLUMNS
+from mdchunks.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, TRIGGER_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +42,7 @@ def _columns(url: str, table: str) -> dict[str, tuple[str, bool]]:
         ).fetchall()
     columns = {}
     for name, data_type, udt_name, nullable, generated in rows:
-        if generated == "ALWAYS" or name in SEARCH_COLUMNS:
+        if generated == "ALWAYS" or name in TRIGGER_COLUMNS:
             continue
         shown = f"ARRAY {udt_name.lstrip('_')}" if data_type == "ARRAY" else data_type
         columns[name] = (shown, nullable == "YES")

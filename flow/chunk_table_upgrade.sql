@@ -1,0 +1,17 @@
+-- A chunk table made by the `chunk_table_sql` of mdchunks 0.1 before
+-- migration 0010 (docs/plugin.md), brought up to date: the line columns
+-- (migration 0009) and table_header if it lacks them, and the trigger that
+-- also sets embed_text (migration 0010) in place of the one that set only the
+-- search columns. Rows keep their values. (`chunk_table_upgrade_sql` puts
+-- flow/chunk_columns.sql, the trigger's function, before it.)
+
+ALTER TABLE {table}
+    ADD COLUMN IF NOT EXISTS start_line integer,
+    ADD COLUMN IF NOT EXISTS end_line integer,
+    ADD COLUMN IF NOT EXISTS table_header text;
+
+DROP TRIGGER IF EXISTS "{prefix}_search_columns" ON {table};
+DROP TRIGGER IF EXISTS "{prefix}_chunk_columns" ON {table};
+CREATE TRIGGER "{prefix}_chunk_columns"
+    BEFORE INSERT OR UPDATE ON {table}
+    FOR EACH ROW EXECUTE FUNCTION {chunk_columns}();

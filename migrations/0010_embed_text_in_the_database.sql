@@ -1,0 +1,71 @@
+-- embed_text is composed in the database, from the row's breadcrumb, text and
+-- a new column, table_header (docs/rows-and-table.md).
+--
+-- Until now every row carried its embed_text from Python: the breadcrumb, a
+-- blank line, then the text, so each row held its text twice through
+-- cocoindex's engine (its fingerprints and tracked target states), asyncpg
+-- and the wire. Measured on the rust-book (docs/benchmarks.md), rows without
+-- it made an ingest's own CPU 17% smaller, and a 12 MB corpus's peak memory
+-- 17% smaller. Now writers send table_header instead (a table's header and
+-- delimiter rows, before the text of a piece that continues a table split
+-- between rows; NULL for every other chunk) and a BEFORE trigger composes
+-- embed_text exactly as `mdchunks.heading_index.embed_text` does:
+--   body       = table_header || E'\n' || text   when table_header is not empty, else text
+--   embed_text = breadcrumb || E'\n\n' || body   when breadcrumb is not empty, else body
+-- Stored values do not change: rows written before keep their embed_text
+-- (the trigger composes the same string whenever they are written again).
+--
+-- The trigger function is a new one, mdchunks_chunk_columns: the search
+-- columns as migration 0009 set them, and embed_text. The old function,
+-- mdchunks_search_columns, stays: a host's chunk table made by an older
+-- `chunk_table_sql` in this schema may still call it.
+
+ALTER TABLE content_chunks ADD COLUMN table_header text;
+
+CREATE FUNCTION mdchunks_chunk_columns() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    heading tsvector;
+    body tsvector;
+BEGIN
+    NEW.embed_text := CASE WHEN coalesce(NEW.table_header, '') = '' THEN NEW.text
+                           ELSE NEW.table_header OPERATOR(pg_catalog.||) E'\n' OPERATOR(pg_catalog.||) NEW.text END;
+    IF coalesce(NEW.breadcrumb, '') <> '' THEN
+        NEW.embed_text := NEW.breadcrumb OPERATOR(pg_catalog.||) E'\n\n' OPERATOR(pg_catalog.||) NEW.embed_text;
+    END IF;
+    IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
+       AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path THEN
+        NEW.search_vector := OLD.search_vector;
+        NEW.search_heading_length := OLD.search_heading_length;
+        NEW.search_text_length := OLD.search_text_length;
+        RETURN NEW;
+    END IF;
+    heading := pg_catalog.to_tsvector('english', pg_catalog.array_to_string(NEW.heading_path, ' '));
+    body := pg_catalog.to_tsvector('english', NEW.text);
+    NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
+    -- BM25's lengths: lexeme occurrences (positions) of each part.
+    NEW.search_heading_length := (
+        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+        FROM pg_catalog.unnest(heading) AS u);
+    NEW.search_text_length := (
+        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+        FROM pg_catalog.unnest(body) AS u);
+    RETURN NEW;
+END
+$$;
+
+DROP TRIGGER content_chunks_search_columns ON content_chunks;
+
+CREATE TRIGGER content_chunks_chunk_columns
+    BEFORE INSERT OR UPDATE ON content_chunks
+    FOR EACH ROW EXECUTE FUNCTION mdchunks_chunk_columns();
+
+COMMENT ON FUNCTION mdchunks_chunk_columns() IS
+    'mdchunks: sets embed_text from breadcrumb, table_header and text, and search_vector, search_heading_length and search_text_length from one to_tsvector parse of the heading path and one of the text (BEFORE INSERT OR UPDATE trigger).';
+COMMENT ON FUNCTION mdchunks_search_columns() IS
+    'mdchunks: superseded by mdchunks_chunk_columns (migration 0010); kept for host chunk tables made by an older chunk_table_sql.';
+COMMENT ON COLUMN content_chunks.table_header IS
+    'For a piece of a table split between rows that is not the first: the table''s header and delimiter rows, which embed_text puts before the text (structure chunker); NULL otherwise. Written by the flow.';
+COMMENT ON COLUMN content_chunks.embed_text IS
+    'What gets embedded: the breadcrumb, a blank line, then the text (a continued table''s header rows before it). Set by the mdchunks_chunk_columns trigger from breadcrumb, table_header and text; writers do not send it. Empty only in rows written before migration 0006.';
