@@ -4,12 +4,13 @@
 -- Until now every row carried its embed_text from Python: the breadcrumb, a
 -- blank line, then the text, so each row held its text twice through
 -- cocoindex's engine (its fingerprints and tracked target states), asyncpg
--- and the wire. Measured on the rust-book (docs/benchmarks.md), rows without
--- it made an ingest's own CPU 17% smaller, and a 12 MB corpus's peak memory
--- 17% smaller. Now writers send table_header instead (a table's header and
--- delimiter rows, before the text of a piece that continues a table split
--- between rows; NULL for every other chunk) and a BEFORE trigger composes
--- embed_text exactly as `mdchunks.heading_index.embed_text` does:
+-- and the wire. Measured in whole first ingests (docs/benchmarks.md), rows
+-- without it took 16% off our process's CPU and 18% off its peak memory on
+-- 12 MB of long documents (4% of the CPU on the rust-book). Now writers send
+-- table_header instead (a table's header and delimiter rows, before the text
+-- of a piece that continues a table split between rows; NULL for every other
+-- chunk) and a BEFORE trigger composes embed_text exactly as
+-- `mdchunks.heading_index.embed_text` does:
 --   body       = table_header || E'\n' || text   when table_header is not empty, else text
 --   embed_text = breadcrumb || E'\n\n' || body   when breadcrumb is not empty, else body
 -- Stored values do not change: rows written before keep their embed_text
