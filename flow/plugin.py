@@ -143,10 +143,13 @@ def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | Non
 
 
 def chunk_table_upgrade_sql(table_name: str, *, pg_schema_name: str | None = None) -> str:
-    """The DDL that brings a chunk table made by an older `chunk_table_sql` up
-    to date: the columns its rows now write (`start_line`, `end_line`,
-    `table_header`) and the trigger that composes `embed_text`. Rows keep
-    their values; running it twice changes nothing more."""
+    """The DDL that brings a chunk table made by the `chunk_table_sql` of the
+    release before migration 0010 (search columns set by a trigger, migration
+    0009) up to date: `table_header` (and the line columns, if it lacks
+    them), and the trigger that also composes `embed_text`. Rows keep their
+    values; running it twice changes nothing more. A table from before 0009
+    (generated search columns) needs those columns made plain first, as
+    migration 0009 does."""
     return _table_sql("chunk_table_upgrade.sql", table_name, pg_schema_name)
 
 
