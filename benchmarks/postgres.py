@@ -121,7 +121,7 @@ def write_cost(url: str) -> tuple[float, float]:
         bare = sql.SQL(", ").join(map(sql.Identifier, BARE_COLUMNS))
         conn.execute("CREATE TEMP TABLE bench_copy_ours (LIKE content_chunks INCLUDING ALL)")
         conn.execute(  # LIKE copies no trigger
-            "CREATE TRIGGER bench_copy_ours_search BEFORE INSERT OR UPDATE ON bench_copy_ours "
+            "CREATE TRIGGER bench_copy_ours_columns BEFORE INSERT OR UPDATE ON bench_copy_ours "
             "FOR EACH ROW EXECUTE FUNCTION mdchunks_chunk_columns()"
         )
         conn.execute(

@@ -36,6 +36,7 @@ import psycopg
 from mdchunks import migrate
 from mdchunks.app import chunk_document
 from mdchunks.documents import document_text
+from mdchunks.heading_index import embed_text
 from mdchunks.rows import ChunkRow
 from mdchunks.settings import Recipe
 from psycopg import sql
@@ -126,14 +127,25 @@ def column_types(conn: psycopg.Connection, table: str) -> dict[str, str]:
 def insert_all(url: str, table: str, rows: Sequence[ChunkRow]) -> float:
     names = [f.name for f in fields(ChunkRow)]
     with psycopg.connect(url, autocommit=True) as conn:
-        columns = [c for c in writable_columns(conn, table) if c in names]
+        writable = writable_columns(conn, table)
+        # A table from before migration 0010 gets embed_text from its writer,
+        # as the writers of that time sent it.
+        sends_embed_text = "embed_text" in writable and "table_header" not in writable
+        if sends_embed_text:
+            names.append("embed_text")
+        columns = [c for c in writable if c in names]
         statement = upsert_sql(table, columns, column_types(conn, table))
         index = [names.index(c) for c in columns]
         conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(table)))
         conn.execute("CHECKPOINT")
         started = time.perf_counter()
         for start in range(0, len(rows), BATCH):
-            batch = [astuple(row) for row in rows[start : start + BATCH]]
+            batch = [
+                (*astuple(row), embed_text(row.breadcrumb, row.text, row.table_header))
+                if sends_embed_text
+                else astuple(row)
+                for row in rows[start : start + BATCH]
+            ]
             arrays: list[Any] = [
                 [array_literal(row[i]) if isinstance(row[i], list) else row[i] for row in batch]
                 for i in index

@@ -89,8 +89,9 @@ async def _check_columns(
 ) -> None:
     """One clear line, before any document is processed, when the table lacks
     a column the rows write: a table made by an older `chunk_table_sql` has no
-    `start_line`/`end_line` (otherwise every document fails to write, each
-    with the driver's message). A table not there yet is left to cocoindex."""
+    `table_header` (and maybe no `start_line`/`end_line`); otherwise every
+    document fails to write, each with the driver's message. A table not
+    there yet is left to cocoindex."""
     qualified = _identifier(table_name)
     if pg_schema_name is not None:
         qualified = f"{_identifier(pg_schema_name)}.{qualified}"
@@ -106,6 +107,10 @@ async def _check_columns(
     if not missing:
         return
     lacks = f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write"
+    if "table_header" in missing and table_name == CHUNKS_TABLE and pg_schema_name is None:
+        raise ChunkTableMismatch(
+            f"{lacks}: the database is not migrated yet (run `mdchunks migrate`)"
+        )
     if "table_header" in missing:
         # An older chunk_table_sql's table: its trigger does not compose
         # embed_text either, which adding the columns alone would not fix.

@@ -75,6 +75,17 @@ class ChunkRow:
 R = TypeVar("R")
 
 
+def _table_header(chunk: HeadingChunk, rel_path: str, position: int) -> str | None:
+    try:
+        return table_header_of(chunk.embed_text, chunk.breadcrumb, chunk.text)
+    except ValueError:
+        raise ValueError(
+            f"{rel_path}: chunk {position}'s embed_text is not its breadcrumb, a blank line "
+            "(a table's header rows) and its text: the chunk table composes embed_text "
+            "itself (migration 0010); keep a text of your own in a column of your own (extra)"
+        ) from None
+
+
 # Without `row_type` the rows are ChunkRows; with it, whatever it makes.
 @overload
 def chunk_rows(
@@ -125,7 +136,7 @@ def chunk_rows(
             "heading_path": list(chunk.heading_path),
             "parent_chunk_id": None if parent is None else chunk_id(source, rel_path, parent),
             "breadcrumb": chunk.breadcrumb,
-            "table_header": table_header_of(chunk.embed_text, chunk.breadcrumb, chunk.text),
+            "table_header": _table_header(chunk, rel_path, position),
             "recipe": recipe,
             "start_line": chunk.start_line,
             "end_line": chunk.end_line,

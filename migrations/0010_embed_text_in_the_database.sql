@@ -21,9 +21,12 @@
 -- mdchunks_search_columns, stays: a host's chunk table made by an older
 -- `chunk_table_sql` in this schema may still call it.
 
-ALTER TABLE content_chunks ADD COLUMN table_header text;
+-- A host may have run `chunk_table_upgrade_sql` on a table of its own in
+-- this schema before this migration ran (or on content_chunks itself): the
+-- column, the function (the same body) and the trigger may be here already.
+ALTER TABLE content_chunks ADD COLUMN IF NOT EXISTS table_header text;
 
-CREATE FUNCTION mdchunks_chunk_columns() RETURNS trigger
+CREATE OR REPLACE FUNCTION mdchunks_chunk_columns() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -56,7 +59,8 @@ BEGIN
 END
 $$;
 
-DROP TRIGGER content_chunks_search_columns ON content_chunks;
+DROP TRIGGER IF EXISTS content_chunks_search_columns ON content_chunks;
+DROP TRIGGER IF EXISTS content_chunks_chunk_columns ON content_chunks;
 
 CREATE TRIGGER content_chunks_chunk_columns
     BEFORE INSERT OR UPDATE ON content_chunks
@@ -70,3 +74,9 @@ COMMENT ON COLUMN content_chunks.table_header IS
     'For a piece of a table split between rows that is not the first: the table''s header and delimiter rows, which embed_text puts before the text (structure chunker); NULL otherwise. Written by the flow.';
 COMMENT ON COLUMN content_chunks.embed_text IS
     'What gets embedded: the breadcrumb, a blank line, then the text (a continued table''s header rows before it). Set by the mdchunks_chunk_columns trigger from breadcrumb, table_header and text; writers do not send it. Empty only in rows written before migration 0006.';
+COMMENT ON COLUMN content_chunks.search_vector IS
+    'Full-text search vector: to_tsvector(''english'', heading path) weighted A, then to_tsvector(''english'', text) weighted B. Set by the mdchunks_chunk_columns trigger; GIN-indexed.';
+COMMENT ON COLUMN content_chunks.search_heading_length IS
+    'BM25 length of the heading path: lexeme occurrences of its to_tsvector, the A part of search_vector. Set by the mdchunks_chunk_columns trigger.';
+COMMENT ON COLUMN content_chunks.search_text_length IS
+    'BM25 length of the text: lexeme occurrences of its to_tsvector, the B part of search_vector (stop words do not count). Set by the mdchunks_chunk_columns trigger.';

@@ -4,10 +4,17 @@ exactly what the rows used to carry (`mdchunks.heading_index.embed_text`)."""
 
 from __future__ import annotations
 
+import asyncio
+
+import asyncpg
+import mdchunks
 import psycopg
-from mdchunks import migrate
+import pytest
+from cocoindex.connectors import postgres
+from mdchunks import migrate, plugin
 from mdchunks.heading_index import embed_text
 from mdchunks.heading_index.breadcrumb import table_header_of
+from mdchunks.rows import CHUNKS_TABLE, ChunkRow
 
 from benchmarks.row_cost import migrate_through
 
@@ -94,3 +101,35 @@ def test_a_database_at_0009_with_rows_upgrades_in_place(database_url: str) -> No
 def test_the_table_header_a_row_sends_is_the_one_its_embed_text_holds() -> None:
     for _, text, _, breadcrumb, header in _CHUNKS:
         assert table_header_of(embed_text(breadcrumb, text, header), breadcrumb, text) == header
+
+
+def test_0010_applies_after_a_hosts_upgrade_sql_ran_first(database_url: str) -> None:
+    # A host ran chunk_table_upgrade_sql before the next `mdchunks ingest`
+    # migrated: here on content_chunks itself, so the column, the function and
+    # the trigger 0010 makes are all there already.
+    migrate_through(database_url, "0009")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.chunk_table_upgrade_sql(CHUNKS_TABLE))
+    assert [m for m in migrate.apply(database_url).applied if m.startswith("0010")]
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        ids = _insert(conn, "new.md", old_writer=False)
+        assert _embed_texts(conn, ids) == {p: embed_text(b, t, h) for p, t, _, b, h in _CHUNKS}
+
+
+def test_mounting_content_chunks_before_0010_asks_for_the_migrations(database_url: str) -> None:
+    migrate_through(database_url, "0009")
+
+    async def check() -> None:
+        schema = await postgres.TableSchema.from_class(ChunkRow, primary_key=["id"])
+        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=1)
+        try:
+            await plugin._check_columns(pool, CHUNKS_TABLE, None, schema.columns)
+        finally:
+            await pool.close()
+
+    with pytest.raises(plugin.ChunkTableMismatch) as refused:
+        asyncio.run(check())
+    assert str(refused.value) == (
+        'table "content_chunks" lacks the column(s) table_header that its rows write: '
+        "the database is not migrated yet (run `mdchunks migrate`)"
+    )
