@@ -1,6 +1,6 @@
 -- A chunk table made by the `chunk_table_sql` of mdchunks 0.1 before
 -- migration 0010 (docs/plugin.md), brought up to date: the line columns
--- (migration 0009) and table_header if it lacks them, and the trigger that
+-- and their check (migration 0009) and table_header if it lacks them, and the trigger that
 -- also sets embed_text (migration 0010) in place of the one that set only the
 -- search columns. Rows keep their values. (`chunk_table_upgrade_sql` puts
 -- flow/chunk_columns.sql, the trigger's function, before it.)
@@ -9,6 +9,18 @@ ALTER TABLE {table}
     ADD COLUMN IF NOT EXISTS start_line integer,
     ADD COLUMN IF NOT EXISTS end_line integer,
     ADD COLUMN IF NOT EXISTS table_header text;
+
+DO $do$
+BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM pg_catalog.pg_constraint
+        WHERE conrelid = {table_literal}::regclass AND conname = {lines_check_literal}
+    ) THEN
+        ALTER TABLE {table}
+            ADD CONSTRAINT "{prefix}_lines_check" CHECK (start_line >= 1 AND end_line >= start_line);
+    END IF;
+END
+$do$;
 
 DROP TRIGGER IF EXISTS "{prefix}_search_columns" ON {table};
 DROP TRIGGER IF EXISTS "{prefix}_chunk_columns" ON {table};

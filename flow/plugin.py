@@ -150,8 +150,8 @@ def chunk_table_sql(table_name: str = CHUNKS_TABLE, *, pg_schema_name: str | Non
 def chunk_table_upgrade_sql(table_name: str, *, pg_schema_name: str | None = None) -> str:
     """The DDL that brings a chunk table made by the `chunk_table_sql` of the
     release before migration 0010 (search columns set by a trigger, migration
-    0009) up to date: `table_header` (and the line columns, if it lacks
-    them), and the trigger that also composes `embed_text`. Rows keep their
+    0009) up to date: `table_header` (and the line columns and their check,
+    if it lacks them), and the trigger that also composes `embed_text`. Rows keep their
     values; running it twice changes nothing more. A table from before 0009
     (generated search columns) needs those columns made plain first, as
     migration 0009 does."""
@@ -177,7 +177,9 @@ def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) 
 
     return template.format(
         table=schema + table,
+        table_literal=literal(schema + table),
         prefix=prefix,
+        lines_check_literal=literal(f"{table_name}_lines_check"),
         chunk_columns=chunk_columns,
         chunk_columns_literal=literal(f"{chunk_columns}()"),
     )

@@ -309,6 +309,8 @@ def test_a_host_table_of_an_older_release_is_refused_then_upgraded_to_the_clis_r
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(mdchunks.chunk_table_sql("doc_chunks"))
         conn.execute("ALTER TABLE doc_chunks DROP COLUMN table_header")
+        # (and, as the release before that, no line columns and their check)
+        conn.execute("ALTER TABLE doc_chunks DROP COLUMN start_line, DROP COLUMN end_line")
         conn.execute('DROP TRIGGER "doc_chunks_chunk_columns" ON doc_chunks')
         conn.execute(
             'CREATE TRIGGER "doc_chunks_search_columns" BEFORE INSERT OR UPDATE ON doc_chunks '
@@ -320,9 +322,9 @@ def test_a_host_table_of_an_older_release_is_refused_then_upgraded_to_the_clis_r
     refused = subprocess.run(example, env=env, capture_output=True, text=True)
     assert refused.returncode != 0
     assert (
-        'table "doc_chunks" lacks the column(s) table_header that its rows write: it was made '
-        "by an older chunk_table_sql (to bring it up to date: run the SQL of "
-        "mdchunks.chunk_table_upgrade_sql('doc_chunks'))"
+        'table "doc_chunks" lacks the column(s) table_header, start_line, end_line that its '
+        "rows write: it was made by an older chunk_table_sql (to bring it up to date: run the "
+        "SQL of mdchunks.chunk_table_upgrade_sql('doc_chunks'))"
     ) in refused.stderr
     with psycopg.connect(database_url, autocommit=True) as conn:
         for _ in range(2):  # twice: the second changes nothing
@@ -331,7 +333,13 @@ def test_a_host_table_of_an_older_release_is_refused_then_upgraded_to_the_clis_r
             "SELECT tgname FROM pg_trigger WHERE tgrelid = 'doc_chunks'::regclass "
             "AND NOT tgisinternal"
         ).fetchall()
+        # The upgraded table is a fresh one but for the order of its columns.
+        conn.execute(mdchunks.chunk_table_sql("fresh_chunks"))
+        conn.execute("ALTER TABLE fresh_chunks ADD COLUMN word_count bigint")
+        upgraded = _relation_shape(conn, "doc_chunks")
+        fresh = _relation_shape(conn, "fresh_chunks")
     assert triggers == [("doc_chunks_chunk_columns",)]
+    assert upgraded == fresh
     subprocess.run(example, env=env, check=True, capture_output=True)
     with psycopg.connect(database_url) as conn:
         cli_rows = conn.execute(
