@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar, overload
 
 from cocoindex.connectors.postgres import PgType
-from mdchunks.heading_index.breadcrumb import table_header_of
 from mdchunks.heading_index.chunk import HeadingChunk
 
 NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")
@@ -75,17 +74,6 @@ class ChunkRow:
 R = TypeVar("R")
 
 
-def _table_header(chunk: HeadingChunk, rel_path: str, position: int) -> str | None:
-    try:
-        return table_header_of(chunk.embed_text, chunk.breadcrumb, chunk.text)
-    except ValueError:
-        raise ValueError(
-            f"{rel_path}: chunk {position}'s embed_text is not its breadcrumb, a blank line "
-            "(a table's header rows) and its text: the chunk table composes embed_text "
-            "itself (migration 0010); keep a text of your own in a column of your own (extra)"
-        ) from None
-
-
 # Without `row_type` the rows are ChunkRows; with it, whatever it makes.
 @overload
 def chunk_rows(
@@ -136,7 +124,7 @@ def chunk_rows(
             "heading_path": list(chunk.heading_path),
             "parent_chunk_id": None if parent is None else chunk_id(source, rel_path, parent),
             "breadcrumb": chunk.breadcrumb,
-            "table_header": _table_header(chunk, rel_path, position),
+            "table_header": chunk.table_header,
             "recipe": recipe,
             "start_line": chunk.start_line,
             "end_line": chunk.end_line,

@@ -87,16 +87,3 @@ def embed_text(breadcrumb: str | None, text: str, table_header: str | None = Non
     """
     body = f"{table_header}\n{text}" if table_header else text
     return f"{breadcrumb}\n\n{body}" if breadcrumb else body
-
-
-def table_header_of(embedded: str, breadcrumb: str | None, text: str) -> str | None:
-    """The `table_header` that `embed_text(breadcrumb, text, table_header)` put
-    into `embedded` (None when it put none): what a row sends for the
-    database to compose the same embed text (docs/rows-and-table.md)."""
-    body = embedded.removeprefix(f"{breadcrumb}\n\n") if breadcrumb else embedded
-    if body == text:
-        return None
-    header = body.removesuffix(f"\n{text}")
-    if not header or embed_text(breadcrumb, text, header) != embedded:
-        raise ValueError("not an embed text of this breadcrumb and text")
-    return header

@@ -41,6 +41,9 @@ class HeadingChunk:
     breadcrumb: str | None  # `A > B > C` within the budget; None exactly when the path is empty
     embed_text: str  # what to embed: the breadcrumb, a blank line, the text
     heading_start: int | None = None  # where the heading the columns name starts
+    # A table piece's header and delimiter rows, which embed_text puts before
+    # the text (structure chunker, a table split between rows); else None.
+    table_header: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -137,6 +137,7 @@ class StructureChunk:
     parent_position: int | None
     breadcrumb: str | None  # None exactly when heading_path is empty
     embed_text: str
+    table_header: str | None  # a continued table's header rows, in embed_text before the text
     # The heading the columns name (None: the root); from `splitting_index`, so
     # its `parent` numbers splitting headings. Its section is what they claim.
     heading: Heading | None
@@ -399,6 +400,7 @@ def _finish(
                 parent_position=parent,
                 breadcrumb=breadcrumb,
                 embed_text=compose_embed_text(breadcrumb, stored, piece.table_header),
+                table_header=piece.table_header,
                 heading=heading,
             )
         )
@@ -416,6 +418,7 @@ def _root_chunk(piece: _Planned, stored: str) -> StructureChunk:
         parent_position=None,
         breadcrumb=None,
         embed_text=compose_embed_text(None, stored, piece.table_header),
+        table_header=piece.table_header,
         heading=None,
     )
 
@@ -483,6 +486,7 @@ class StructureChunker:
                 breadcrumb=c.breadcrumb,
                 embed_text=c.embed_text,
                 heading_start=None if c.heading is None else c.heading.start,
+                table_header=c.table_header,
             )
             for c in result.chunks
         )

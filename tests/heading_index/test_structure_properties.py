@@ -239,8 +239,11 @@ def test_columns_parents_and_breadcrumbs_are_consistent(
 
 
 def assert_embed_text(doc: str, c: StructureChunk) -> None:
+    # What the chunk table composes from the row's columns (migration 0010).
+    assert c.embed_text == embed_text(c.breadcrumb, c.text, c.table_header)
     plain = embed_text(c.breadcrumb, c.text)
     if c.embed_text == plain:
+        assert c.table_header is None
         return
     # A table continuation: its header and delimiter rows before a row.
     prefix = f"{c.breadcrumb}\n\n" if c.breadcrumb else ""

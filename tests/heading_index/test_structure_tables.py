@@ -59,6 +59,8 @@ def test_a_section_of_only_a_long_table_splits_between_rows() -> None:
         assert doc[piece.start - 1] == "\n"  # a row start
         assert piece.text.endswith(" |")  # a row end
         assert piece.embed_text == f"Limits\n\n{HEADER}\n{piece.text}"
+        assert piece.table_header == HEADER  # what the chunk table composes it from
+    assert first.table_header is None
     for c in result.chunks:
         assert c.text == doc[c.start : c.end]
         assert len(c.text.encode()) <= 200

@@ -13,7 +13,6 @@ import pytest
 from cocoindex.connectors import postgres
 from mdchunks import migrate, plugin
 from mdchunks.heading_index import embed_text
-from mdchunks.heading_index.breadcrumb import table_header_of
 from mdchunks.rows import CHUNKS_TABLE, ChunkRow
 
 from benchmarks.row_cost import migrate_through
@@ -96,11 +95,6 @@ def test_a_database_at_0009_with_rows_upgrades_in_place(database_url: str) -> No
             "WHERE t.tgrelid = 'content_chunks'::regclass AND NOT t.tgisinternal"
         ).fetchall()
     assert trigger == [("mdchunks_chunk_columns",)]
-
-
-def test_the_table_header_a_row_sends_is_the_one_its_embed_text_holds() -> None:
-    for _, text, _, breadcrumb, header in _CHUNKS:
-        assert table_header_of(embed_text(breadcrumb, text, header), breadcrumb, text) == header
 
 
 def test_0010_applies_after_a_hosts_upgrade_sql_ran_first(database_url: str) -> None:
