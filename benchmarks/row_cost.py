@@ -26,7 +26,6 @@ import statistics
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Sequence
 from dataclasses import astuple, fields
 from pathlib import Path
@@ -58,20 +57,8 @@ def rust_book_rows(root: Path) -> list[ChunkRow]:
 
 
 def migrate_through(url: str, last: str) -> None:
-    """Migrations up to `last` only (yoyo with its tables in the database's schema)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from yoyo import get_backend, read_migrations
-        from yoyo.migrations import MigrationList
-
-    backend = get_backend(migrate.yoyo_url(url))
-    try:
-        with migrate._migrations_dir() as folder:
-            chosen = MigrationList([m for m in read_migrations(str(folder)) if m.id[:4] <= last])
-            with backend.lock():
-                backend.apply_migrations(backend.to_apply(chosen))
-    finally:
-        backend.connection.close()
+    """Migrations up to `last` only (an id or its number: "0008")."""
+    migrate.apply(url, through=last)
 
 
 def writable_columns(conn: psycopg.Connection, table: str) -> list[str]:

@@ -36,7 +36,7 @@ from itertools import accumulate
 from pathlib import Path
 
 import psycopg
-from mdchunks import lexical, migrate
+from mdchunks import database, lexical, migrate
 
 from benchmarks import postgres
 
@@ -138,7 +138,7 @@ def percentile(values: Sequence[float], share: float) -> float:
 
 
 def measure(url: str, queries: Sequence[str], chunks: int, generate_seconds: float) -> SizeResult:
-    with psycopg.connect(url, autocommit=True) as conn:
+    with database.connect(url) as conn:  # the product's own connection, as search uses it
         started = time.perf_counter()
         lexical.refresh_stats(conn, SOURCE)
         refresh = time.perf_counter() - started

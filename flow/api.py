@@ -17,13 +17,14 @@ user's script) imports the managed face from.
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
+import asyncpg
 from mdchunks import (
     database,
     embedder,
@@ -37,6 +38,7 @@ from mdchunks import (
     state,
 )
 from mdchunks.catalog import check_source_name, default_source_name
+from mdchunks.connection import Connection
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
 from mdchunks.queries import QUERIES
@@ -89,7 +91,7 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                 conn.execute("SELECT source, recipe FROM mdchunks_sources").fetchall()
             )
             for source, fingerprint, rows, spec in conn.execute(QUERIES["status_recipes"]):
-                description = Recipe.describe_json(spec) if spec else "unknown recipe"
+                description = Recipe.describe_json(json.loads(spec)) if spec else "unknown recipe"
                 recipes.setdefault(source, []).append(
                     RecipeRows(
                         fingerprint, int(rows), description, current.get(source) == fingerprint
@@ -222,7 +224,7 @@ def search(
                     },
                 )
             }
-        except psycopg.errors.StatementTooComplex:
+        except asyncpg.exceptions.StatementTooComplexError:
             raise UsageError(
                 f"the query is too long for PostgreSQL's text search "
                 f"({len(query.split()):,} words); search with fewer words"
@@ -302,7 +304,7 @@ def drop(
     return DropReport(source, int(chunks), int(documents), removed)
 
 
-def _require_source(conn: psycopg.Connection, source: str) -> None:
+def _require_source(conn: Connection, source: str) -> None:
     """A `UsageError` (exit 2) for a source the database does not know, as every
     command that takes `--source` answers."""
     row = conn.execute(
@@ -343,7 +345,7 @@ def _require_schema(db: database.Database) -> None:
         )
 
 
-def _require_chunks(conn: psycopg.Connection, db: database.Database, source: str | None) -> None:
+def _require_chunks(conn: Connection, db: database.Database, source: str | None) -> None:
     """A search over no rows at all is a mistake of where, not a miss."""
     row = conn.execute(QUERIES["has_chunks"], {"source": source}).fetchone()
     if row and row[0]:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
+from mdchunks.connection import Connection
 from mdchunks.errors import UsageError
 from mdchunks.queries import QUERIES
 from mdchunks.settings import Recipe
-from psycopg.types.json import Jsonb
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,27 +21,25 @@ class SourceRecord:
 
 
 def remember(
-    conn: psycopg.Connection, *, source: str, root: Path, recipe: Recipe, max_doc_bytes: int
+    conn: Connection, *, source: str, root: Path, recipe: Recipe, max_doc_bytes: int
 ) -> None:
     spec = recipe.to_json()
     fingerprint = recipe.fingerprint()
     with conn.transaction():
-        conn.execute(QUERIES["remember_recipe"], {"recipe": fingerprint, "spec": Jsonb(spec)})
+        conn.execute(QUERIES["remember_recipe"], {"recipe": fingerprint, "spec": json.dumps(spec)})
         conn.execute(
             QUERIES["remember_source"],
             {
                 "source": source,
                 "root": str(root),
                 "recipe": fingerprint,
-                "recipe_spec": Jsonb(spec),
+                "recipe_spec": json.dumps(spec),
                 "max_doc_bytes": max_doc_bytes,
             },
         )
 
 
-def check_binding(
-    conn: psycopg.Connection, *, source: str, root: Path, named: bool, move: bool
-) -> None:
+def check_binding(conn: Connection, *, source: str, root: Path, named: bool, move: bool) -> None:
     """A source bound to one root never moves to another silently.
 
     Two folders of the same name (`a/docs`, `b/docs`) would both default to
@@ -64,7 +62,7 @@ def check_binding(
     )
 
 
-def lookup(conn: psycopg.Connection, source: str) -> SourceRecord | None:
+def lookup(conn: Connection, source: str) -> SourceRecord | None:
     row = conn.execute(
         "SELECT source, root, recipe_spec, max_doc_bytes FROM mdchunks_sources WHERE source = %s",
         [source],
@@ -72,7 +70,7 @@ def lookup(conn: psycopg.Connection, source: str) -> SourceRecord | None:
     return None if row is None else _record(row)
 
 
-def all_sources(conn: psycopg.Connection) -> list[SourceRecord]:
+def all_sources(conn: Connection) -> list[SourceRecord]:
     rows = conn.execute(
         "SELECT source, root, recipe_spec, max_doc_bytes FROM mdchunks_sources ORDER BY source"
     ).fetchall()
@@ -80,7 +78,8 @@ def all_sources(conn: psycopg.Connection) -> list[SourceRecord]:
 
 
 def _record(row: tuple[object, ...]) -> SourceRecord:
-    source, root, spec, max_doc_bytes = row
+    source, root, spec_text, max_doc_bytes = row
+    spec = json.loads(str(spec_text))  # jsonb arrives as its text
     assert isinstance(spec, dict)
     return SourceRecord(
         source=str(source),
@@ -90,7 +89,7 @@ def _record(row: tuple[object, ...]) -> SourceRecord:
     )
 
 
-def state_token(conn: psycopg.Connection, source: str) -> str | None:
+def state_token(conn: Connection, source: str) -> str | None:
     """The token of the engine state that made the source's rows (flow/api.py)."""
     row = conn.execute(
         "SELECT state_token FROM mdchunks_sources WHERE source = %s", [source]
@@ -98,7 +97,7 @@ def state_token(conn: psycopg.Connection, source: str) -> str | None:
     return None if row is None or row[0] is None else str(row[0])
 
 
-def set_state_token(conn: psycopg.Connection, source: str, token: str) -> None:
+def set_state_token(conn: Connection, source: str, token: str) -> None:
     conn.execute("UPDATE mdchunks_sources SET state_token = %s WHERE source = %s", [token, source])
 
 

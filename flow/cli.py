@@ -16,7 +16,6 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar, cast
 
@@ -40,10 +39,20 @@ DEFAULTS = Recipe()
 
 
 def _version() -> str:
+    # Imported here: importlib.metadata costs every run 20-40 ms of start-up,
+    # and only `--version` needs it.
+    from importlib import metadata
+
     try:
         return metadata.version("mdchunks")
     except metadata.PackageNotFoundError:  # run from a checkout that is not installed
         return "(not installed)"
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        click.echo(f"mdchunks {_version()}")
+        ctx.exit()
 
 
 def database_options(command: F) -> F:
@@ -138,7 +147,14 @@ def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(version=_version(), message="mdchunks %(version)s")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 def cli() -> None:
     """Markdown folders into PostgreSQL as chunks that know their headings.
 

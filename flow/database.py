@@ -33,11 +33,12 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlencode
 
-import psycopg
+import asyncpg
+from mdchunks import connection
+from mdchunks.connection import Connection
 from mdchunks.errors import DatabaseUnavailable, UsageError
-from psycopg import sql
 
 DEFAULT_DATA_DIR = Path(".mdchunks")
 EMBEDDED_DATABASE = "mdchunks"
@@ -83,7 +84,7 @@ def resolve(
     url = database_url or os.environ.get("DATABASE_URL") or None
     if url:
         check_url(url)
-        return Database(url=url, embedded=False, data_dir=data_dir)
+        return Database(url=url_of(url), embedded=False, data_dir=data_dir)
     if not create and not has_embedded(data_dir):
         raise NothingThere(
             f"nothing here: no embedded PostgreSQL in {data_dir} (`mdchunks ingest PATH` "
@@ -104,44 +105,98 @@ def check_url(url: str) -> None:
             "use postgresql://user:password@host:port/dbname"
         )
     try:
-        psycopg.conninfo.conninfo_to_dict(url)
-    except psycopg.ProgrammingError as exc:
-        raise UsageError(f"invalid database URL {redact(url)}: {_first_line(exc, url)}") from None
-    except UnicodeDecodeError:  # a percent escape that decodes to no UTF-8
-        raise UsageError(
-            f"invalid database URL {redact(url)}: a percent escape is not UTF-8"
-        ) from None
+        if "://" in url:
+            _check_uri(url)
+        else:
+            parse_key_values(url)
+    except ValueError as exc:
+        raise UsageError(f"invalid database URL {redact(url)}: {scrub(str(exc), url)}") from None
 
 
-def connect(
-    url: str, *, autocommit: bool = True, application_name: str = "mdchunks"
-) -> psycopg.Connection:
-    """A psycopg connection, or a one-line `DatabaseUnavailable`."""
+def _check_uri(url: str) -> None:
+    """A bad percent escape, or one that is not UTF-8, is refused before
+    connecting; whatever else is wrong, connecting says."""
+    for escape in re.finditer(r"%(.{0,2})", url):
+        if not re.fullmatch(r"[0-9a-fA-F]{2}", escape.group(1)):
+            raise ValueError(f"invalid percent-encoded token at offset {escape.start()}")
     try:
-        return psycopg.connect(
-            url,
-            autocommit=autocommit,
-            connect_timeout=CONNECT_TIMEOUT_SECONDS,
-            application_name=application_name,
+        unquote(url, errors="strict")
+    except UnicodeDecodeError:
+        raise ValueError("a percent escape is not UTF-8") from None
+
+
+_KEY_VALUE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")
+
+
+def parse_key_values(dsn: str) -> dict[str, str]:
+    """A libpq `key=value ...` connection string as a dict (libpq's rules: a
+    value is quoted in `'...'` or runs to the next blank; `\\` escapes).
+    Raises ValueError where libpq would refuse it."""
+    found: dict[str, str] = {}
+    at = 0
+    while dsn[at:].strip():
+        match = _KEY_VALUE.match(dsn, at)
+        if match is None:
+            raise ValueError(f'missing "=" after "{dsn[at:].split()[0]}" in connection info string')
+        at = match.end()
+        value: list[str] = []
+        quoted = dsn.startswith("'", at)
+        at += quoted
+        while at < len(dsn):
+            char = dsn[at]
+            if char == "\\" and at + 1 < len(dsn):
+                value.append(dsn[at + 1])
+                at += 2
+                continue
+            if (quoted and char == "'") or (not quoted and char.isspace()):
+                break
+            value.append(char)
+            at += 1
+        if quoted:
+            if at >= len(dsn):
+                raise ValueError("unterminated quoted string in connection info string")
+            at += 1
+        found[match.group(1)] = "".join(value)
+    return found
+
+
+def url_of(dsn: str) -> str:
+    """A URL for a `key=value` connection string (asyncpg takes URLs only);
+    a URL as it is."""
+    if "://" in dsn:
+        return dsn
+    params = parse_key_values(dsn)
+    dbname = params.pop("dbname", "")
+    query = urlencode(params, quote_via=quote)
+    return f"postgresql:///{quote(dbname, safe='')}" + (f"?{query}" if query else "")
+
+
+def connect(url: str, *, application_name: str = "mdchunks") -> Connection:
+    """A connection (autocommit outside `conn.transaction()`), or a one-line
+    `DatabaseUnavailable`."""
+    try:
+        return connection.connect(
+            url_of(url), application_name=application_name, timeout=CONNECT_TIMEOUT_SECONDS
         )
-    except psycopg.Error as exc:
+    except Exception as exc:  # asyncpg: OSError, PostgresError, ValueError, timeouts ...
         raise DatabaseUnavailable(
-            f"cannot connect to the database at {redact(url)}: {_first_line(exc, url)}"
+            f"cannot connect to the database at {redact(url)}: {_connect_cause(exc, url)}"
         ) from None
+
+
+def _connect_cause(exc: Exception, url: str) -> str:
+    """Why connecting failed, in the system's words ("Connection refused"),
+    where asyncpg says "[Errno 111] Connect call failed ('127.0.0.1', 1)"."""
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno)
+    if isinstance(exc, TimeoutError):  # asyncio's is this one too (3.11)
+        return f"no answer within {CONNECT_TIMEOUT_SECONDS} s"
+    return _first_line(exc, url)
 
 
 def is_connection_loss(exc: BaseException) -> bool:
-    """Did this error end the session (server stopped, restarted, unreachable)?
-
-    Client-side errors carry no SQLSTATE ("server closed the connection
-    unexpectedly", "connection is bad"); the server's own are class 08
-    (connection exception) and 57P0x (shutdown, crash, not accepting)."""
-    if isinstance(exc, psycopg.InterfaceError):
-        return True
-    if not isinstance(exc, psycopg.OperationalError):
-        return False
-    state = exc.sqlstate or ""
-    return not state or state.startswith(("08", "57P"))
+    """Did this error end the session (server stopped, restarted, unreachable)?"""
+    return connection.is_loss(exc)
 
 
 def lost(url: str, exc: BaseException) -> DatabaseUnavailable:
@@ -158,13 +213,13 @@ def losing_it_is_unavailable(url: str) -> Iterator[None]:
     """Turn a connection lost inside the block into a one-line `DatabaseUnavailable`."""
     try:
         yield
-    except psycopg.Error as exc:
+    except connection.Error as exc:
         if is_connection_loss(exc):
             raise lost(url, exc) from None
         raise
 
 
-def identity(conn: psycopg.Connection) -> str:
+def identity(conn: Connection) -> str:
     """What the engine state of a source is bound to: this cluster, this
     database (by oid, so a dropped and re-created database is another one) and
     this `content_chunks` table (by oid, likewise). Never the password, and not
@@ -176,15 +231,20 @@ def identity(conn: psycopg.Connection) -> str:
     ).fetchone()
     assert row is not None
     system_id = "-"
-    with contextlib.suppress(psycopg.Error):
+    with contextlib.suppress(*connection.Error):
         # pg_control_system() needs superuser or pg_monitor-ish rights; the
-        # host and port stand in for the cluster when it is not allowed.
+        # server's address and port stand in for the cluster when it is not
+        # allowed (a unix socket has no address: its directories do).
         found = conn.execute("SELECT system_identifier::text FROM pg_control_system()").fetchone()
         if found:
             system_id = found[0]
     if system_id == "-":
-        info = conn.info
-        system_id = f"{info.host}:{info.port}"
+        where = conn.execute(
+            "SELECT coalesce(host(inet_server_addr()), current_setting('unix_socket_directories')),"
+            "       current_setting('port')"
+        ).fetchone()
+        assert where is not None
+        system_id = f"{where[0]}:{where[1]}"
     return f"{system_id}/{row[1]}#{row[0]}/content_chunks#{row[2]}"
 
 
@@ -279,10 +339,11 @@ def _shares(fragment: str, secret: str) -> bool:
 def _secrets_of(url: str) -> set[str]:
     """Every spelling of what could be the password of `url`, parseable or not."""
     found: set[str] = set()
-    with contextlib.suppress(psycopg.Error, ValueError, TypeError):
-        password = psycopg.conninfo.conninfo_to_dict(url).get("password")
-        if isinstance(password, str):
-            found.add(password)
+    with contextlib.suppress(ValueError, TypeError):
+        if "://" not in url:
+            password = parse_key_values(url).get("password")
+            if password:
+                found.add(password)
     if "://" in url:
         rest = url.split("://", 1)[1]
         at = rest.rfind("@")
@@ -344,10 +405,10 @@ def _embedded(data_dir: Path) -> Database:
             ).fetchone()
             if not exists:
                 with contextlib.suppress(
-                    psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation
+                    asyncpg.exceptions.DuplicateDatabaseError,
+                    asyncpg.exceptions.UniqueViolationError,
                 ):
-                    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(EMBEDDED_DATABASE))
-                    conn.execute(create)
+                    conn.execute(f"CREATE DATABASE {connection.quote_ident(EMBEDDED_DATABASE)}")
     from pgserver._commands import POSTGRES_BIN_PATH  # bundled binaries
 
     return Database(url=url, embedded=True, data_dir=data_dir, psql_bin=POSTGRES_BIN_PATH / "psql")

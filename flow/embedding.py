@@ -62,12 +62,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import psycopg
-from mdchunks import embedder
+import asyncpg
+from mdchunks import connection, embedder
+from mdchunks.connection import Connection, quote_ident, quote_literal
 from mdchunks.embedder import EmbeddingsUnavailable, Encoded
 from mdchunks.errors import UsageError
 from mdchunks.queries import parse
-from psycopg import sql
 
 TABLE = "content_chunk_embeddings"
 EXTENSION = "vector"
@@ -102,17 +102,17 @@ class Schema:
         return self.extension is not None and self.table_exists and self.typmod == -1
 
 
-def schema(conn: psycopg.Connection) -> Schema:
+def schema(conn: Connection) -> Schema:
     row = conn.execute(QUERIES["embedding_schema"]).fetchone()
     assert row is not None
     return Schema(row[0], bool(row[1]), None if row[2] is None else int(row[2]))
 
 
-def table_exists(conn: psycopg.Connection) -> bool:
+def table_exists(conn: Connection) -> bool:
     return schema(conn).table_exists
 
 
-def ensure_schema(conn: psycopg.Connection, *, extension: str = EXTENSION) -> None:
+def ensure_schema(conn: Connection, *, extension: str = EXTENSION) -> None:
     """Create pgvector and the embeddings table if missing, or upgrade a table of
     the older `vector(384)` shape; one line if it cannot.
 
@@ -124,7 +124,8 @@ def ensure_schema(conn: psycopg.Connection, *, extension: str = EXTENSION) -> No
     found = schema(conn)
     if extension == EXTENSION and found.current:
         return
-    database_name = conn.info.dbname
+    name_row = conn.execute("SELECT current_database()").fetchone()
+    database_name = name_row[0] if name_row else ""
     available = conn.execute(
         "SELECT installed_version FROM pg_available_extensions WHERE name = %s", [extension]
     ).fetchone()
@@ -144,8 +145,8 @@ def ensure_schema(conn: psycopg.Connection, *, extension: str = EXTENSION) -> No
     )
     try:
         with _advisory_lock(conn), conn.transaction():
-            conn.execute(text)
-    except psycopg.errors.InsufficientPrivilege:
+            conn.run_script(text)
+    except asyncpg.exceptions.InsufficientPrivilegeError:
         if extension == EXTENSION and found.extension and found.table_exists:
             return  # an old table this role may not upgrade: sync checks the model's size
         raise EmbeddingsUnavailable(
@@ -153,7 +154,7 @@ def ensure_schema(conn: psycopg.Connection, *, extension: str = EXTENSION) -> No
             "role may not enable it (or create the embeddings table): ask an administrator to "
             f"run `CREATE EXTENSION {extension};` there, then ingest with --embed again"
         ) from None
-    except psycopg.Error as exc:
+    except connection.Error as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise EmbeddingsUnavailable(
             f"cannot enable pgvector or create {TABLE} in database {database_name!r}: {first}"
@@ -166,20 +167,20 @@ def index_name(model: str, dimensions: int) -> str:
     return f"{TABLE}_hnsw_{digest}_{dimensions}"
 
 
-def ensure_index(conn: psycopg.Connection, model: str, dimensions: int) -> bool:
+def ensure_index(conn: Connection, model: str, dimensions: int) -> bool:
     """Make the HNSW index of `model`'s vectors of `dimensions` if missing.
     False when this role may not (search then scans exactly: same results)."""
     name = index_name(model, dimensions)
     row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [name]).fetchone()
     if row and row[0]:
         return True
-    statement = sql.SQL(QUERIES["embedding_index"]).format(
-        name=sql.Identifier(name), model=sql.Literal(model), dimensions=sql.Literal(dimensions)
+    statement = QUERIES["embedding_index"].format(
+        name=quote_ident(name), model=quote_literal(model), dimensions=quote_literal(dimensions)
     )
     try:
         with conn.transaction():
             conn.execute(statement)
-    except psycopg.errors.InsufficientPrivilege:
+    except asyncpg.exceptions.InsufficientPrivilegeError:
         return False
     return True
 
@@ -201,7 +202,7 @@ class SyncReport:
 
 
 def sync(
-    conn: psycopg.Connection,
+    conn: Connection,
     source: str,
     model: str | None,
     *,
@@ -245,8 +246,8 @@ def sync(
         encoded = (
             encoder(texts) if encoder else embedder.encode(texts, model, long_input=long_input)
         )
-        with conn.transaction(), conn.cursor() as cursor:
-            cursor.executemany(
+        with conn.transaction():
+            conn.executemany(
                 QUERIES["embedding_upsert"],
                 [
                     (chunk_id, source, rel_path, model, prefix, text, vector_literal(vector))
@@ -275,7 +276,7 @@ def sync(
     )
 
 
-def _check_size(conn: psycopg.Connection, model: str, dimensions: int) -> None:
+def _check_size(conn: Connection, model: str, dimensions: int) -> None:
     fixed = schema(conn).typmod
     if fixed is not None and fixed > 0 and fixed != dimensions:
         raise EmbeddingsUnavailable(
@@ -285,7 +286,7 @@ def _check_size(conn: psycopg.Connection, model: str, dimensions: int) -> None:
         )
 
 
-def _stored_dimensions(conn: psycopg.Connection, source: str, model: str) -> int | None:
+def _stored_dimensions(conn: Connection, source: str, model: str) -> int | None:
     row = conn.execute(
         QUERIES["embedding_stored_dimensions"], {"source": source, "model": model}
     ).fetchone()
@@ -300,7 +301,7 @@ def vector_literal(vector: Sequence[float]) -> str:
 # -- which vectors a search compares ----------------------------------------------------
 
 
-def models_of(conn: psycopg.Connection, source: str | None) -> list[tuple[str, str]]:
+def models_of(conn: Connection, source: str | None) -> list[tuple[str, str]]:
     """(source, model) pairs of the stored vectors of the searched chunks."""
     if not table_exists(conn):
         return []
@@ -311,7 +312,7 @@ def models_of(conn: psycopg.Connection, source: str | None) -> list[tuple[str, s
 _HINT = "run `mdchunks ingest --embed PATH` (or `mdchunks backfill --embed`) first"
 
 
-def search_model(conn: psycopg.Connection, source: str | None, asked: str | None) -> str:
+def search_model(conn: Connection, source: str | None, asked: str | None) -> str:
     """The model whose vectors a semantic search compares: `asked` (a key), which
     the searched chunks must have vectors of; else the one model they have.
     One line when there is none, or several and none was asked for."""
@@ -349,8 +350,14 @@ def _listed(pairs: Sequence[tuple[str, str]]) -> str:
     )
 
 
+# The two orderings of `nearest`: the first is the expression the model's HNSW
+# index is built on (a cast to the model's size), so the planner can use it.
+ORDER_BY_INDEX = "e.embedding::vector({dimensions}) <=> %(vector)s::vector({dimensions})"
+ORDER_EXACT = "e.embedding <=> %(vector)s::vector"
+
+
 def nearest(
-    conn: psycopg.Connection,
+    conn: Connection,
     query_vector: Sequence[float],
     *,
     k: int,
@@ -365,18 +372,20 @@ def nearest(
     dimensions = len(query_vector)
     params = {"vector": vector_literal(query_vector), "source": source, "k": k}
 
-    def ask(ordering: str) -> list[tuple[Any, float]]:
-        statement = sql.SQL(QUERIES["embedding_nearest"]).format(
-            model=sql.Literal(model),
-            dimensions=sql.Literal(dimensions),
-            order=sql.SQL(ordering).format(dimensions=sql.Literal(dimensions)),
+    def ask(by_index: bool) -> list[tuple[Any, float]]:
+        ordering = ORDER_BY_INDEX if by_index else ORDER_EXACT
+        statement = QUERIES["embedding_nearest"].format(
+            # `%` doubled: the statement has parameters (a model folder's path may hold one).
+            model=quote_literal(model).replace("%", "%%"),
+            dimensions=quote_literal(dimensions),
+            order=ordering.format(dimensions=quote_literal(dimensions)),
         )
         return [(row[0], float(row[1])) for row in conn.execute(statement, params).fetchall()]
 
     if not exact and k <= EF_SEARCH_MAX:
         with conn.transaction():
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(EF_SEARCH, k))])
-            found = ask("e.embedding::vector({dimensions}) <=> %(vector)s::vector({dimensions})")
+            found = ask(by_index=True)
         if len(found) == k:
             return found
-    return ask("e.embedding <=> %(vector)s::vector")
+    return ask(by_index=False)

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
+from mdchunks.connection import Connection
 from mdchunks.heading_index import build_index
 from mdchunks.queries import QUERIES
 
@@ -92,7 +92,7 @@ def section_run(pieces: Sequence[Piece], position: int) -> list[Piece]:
 
 
 def sections(
-    conn: psycopg.Connection, hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]]
+    conn: Connection, hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]]
 ) -> dict[uuid.UUID, Section]:
     """Each hit's section: hits maps chunk id -> (position, heading path)."""
     grouped: dict[uuid.UUID, list[tuple[Piece, bool]]] = {}
@@ -127,7 +127,7 @@ def heading_lead(before: Piece, heading: str) -> list[Piece]:
     ]
 
 
-def parents(conn: psycopg.Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ParentChunk]:
+def parents(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ParentChunk]:
     """Each hit's parent chunk (hits without one are absent)."""
     return {
         hit_id: ParentChunk(
@@ -140,7 +140,7 @@ def parents(conn: psycopg.Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUI
 
 
 def expansions(
-    conn: psycopg.Connection, hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]], expand: str
+    conn: Connection, hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]], expand: str
 ) -> tuple[dict[uuid.UUID, Section], dict[uuid.UUID, ParentChunk]]:
     """What `expand` asks for of the hits (chunk id -> (position, heading path))."""
     if expand == "section":

@@ -57,7 +57,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import psycopg
+from mdchunks.connection import Connection
 from mdchunks.queries import QUERIES
 
 MATCHES = ("all", "any")
@@ -117,7 +117,7 @@ def tsquery_literal(lexeme: str) -> str:
 BOUNDS_MIN_CHUNKS = 10_000
 
 
-def refresh_stats(conn: psycopg.Connection, source: str) -> None:
+def refresh_stats(conn: Connection, source: str) -> None:
     """Recompute the source's BM25 statistics from its rows, in one transaction."""
     with conn.transaction():
         row = conn.execute(QUERIES["search_stats_refresh"], {"source": source}).fetchone()
@@ -127,7 +127,7 @@ def refresh_stats(conn: psycopg.Connection, source: str) -> None:
         conn.execute(QUERIES[terms], {"source": source})
 
 
-def has_stats(conn: psycopg.Connection, source: str) -> bool:
+def has_stats(conn: Connection, source: str) -> bool:
     row = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM mdchunks_search_stats WHERE source = %s)", [source]
     ).fetchone()
@@ -135,7 +135,7 @@ def has_stats(conn: psycopg.Connection, source: str) -> bool:
 
 
 def query_terms(
-    conn: psycopg.Connection,
+    conn: Connection,
     query: str,
     *,
     source: str | None,
@@ -196,7 +196,7 @@ def positions_per_lexeme(vector_text: str | None) -> list[tuple[str, int]]:
 
 
 def _score(
-    conn: psycopg.Connection,
+    conn: Connection,
     terms: Sequence[Term],
     candidates: str,
     seen: list[str],
@@ -241,7 +241,7 @@ def _order(hit: Scored) -> tuple[float, str, str, int]:
 
 
 def bm25(
-    conn: psycopg.Connection,
+    conn: Connection,
     query: str,
     *,
     k: int,

@@ -22,8 +22,8 @@ import logging
 import time
 from collections.abc import Iterator
 
-import psycopg
-from mdchunks import database
+from mdchunks import connection, database
+from mdchunks.connection import Connection
 from mdchunks.errors import SourceBusy
 from mdchunks.queries import QUERIES
 
@@ -39,7 +39,7 @@ def lock_name(source: str) -> str:
 @contextlib.contextmanager
 def source_lock(
     url: str, source: str, *, wait_seconds: float = DEFAULT_WAIT_SECONDS, purpose: str = "ingest"
-) -> Iterator[psycopg.Connection]:
+) -> Iterator[Connection]:
     """Hold the source's lock; yields the (autocommit) connection holding it."""
     conn = database.connect(url, application_name=f"mdchunks {purpose} {source}"[:63])
     try:
@@ -62,26 +62,26 @@ def source_lock(
         try:
             yield conn
         finally:
-            with contextlib.suppress(psycopg.Error):
+            with contextlib.suppress(*connection.Error):
                 conn.execute("SELECT pg_advisory_unlock(%s)", [key])
     finally:
         conn.close()
 
 
-def _key(conn: psycopg.Connection, source: str) -> int:
+def _key(conn: Connection, source: str) -> int:
     row = conn.execute("SELECT hashtextextended(%s, 0)", [lock_name(source)]).fetchone()
     assert row is not None
     return int(row[0])
 
 
-def _try_lock(conn: psycopg.Connection, key: int) -> bool:
+def _try_lock(conn: Connection, key: int) -> bool:
     row = conn.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()
     return bool(row and row[0])
 
 
-def _holder(conn: psycopg.Connection, key: int) -> str:
+def _holder(conn: Connection, key: int) -> str:
     holder = None
-    with contextlib.suppress(psycopg.Error):
+    with contextlib.suppress(*connection.Error):
         holder = conn.execute(QUERIES["lock_holder"], {"key": key}).fetchone()
     if holder is not None and holder[0] is not None:
         app = f" ({holder[1]})" if holder[1] else ""
@@ -89,7 +89,7 @@ def _holder(conn: psycopg.Connection, key: int) -> str:
     return "another run"
 
 
-def _busy_message(conn: psycopg.Connection, source: str, key: int, waited: float) -> str:
+def _busy_message(conn: Connection, source: str, key: int, waited: float) -> str:
     who = _holder(conn, key)
     return (
         f"source {source!r} is being ingested by {who}; waited {waited:g} s. "

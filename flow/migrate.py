@@ -1,55 +1,107 @@
-"""The schema, applied by yoyo-migrations over psycopg 3.
+"""The schema: the numbered `.sql` files of `migrations/`, applied in order.
 
-Why yoyo: migrations stay plain numbered `.sql` files (`migrations/`, the only
-place the schema is written), it speaks psycopg 3 (`postgresql+psycopg://`),
-records what it applied in the database itself, runs each file in a
-transaction, and has no ORM to drag in (Alembic needs SQLAlchemy).
+The migrations are plain SQL files (`migrations/`, the only place the schema
+is written), their ids are their file names, and the record of what was
+applied is kept in the database itself. This module is the whole runner: it
+speaks to the database over `mdchunks.connection` (asyncpg, which the engine
+loads anyway), so a run loads no second driver.
+
+The record keeps the format of yoyo-migrations, which the previous release
+used (yoyo speaks psycopg only: a driver an ingest no longer loads). yoyo's
+four tables, in schema `mdchunks_migrations`: `_yoyo_migration` (one row per
+applied migration: the sha256 of its id, the id, when), `_yoyo_log` (one row
+per applied migration too: a uuid, hash, id, 'apply', user, host, when),
+`_yoyo_version` (yoyo's own schema version, 2) and `yoyo_lock` (yoyo's lock,
+created for completeness and never written: our lock is an advisory lock).
+The tables are created as yoyo creates them and the rows written as yoyo
+writes them, so a database migrated by the previous release is recognised as
+it is, and one migrated here is recognised by an older mdchunks.
 
 Safe twice, and twice at once: a Postgres advisory lock serialises concurrent
-`migrate` calls (yoyo's own lock is a row in a table, which a killed process
-leaves behind: under the advisory lock such a row is stale and is removed),
-and what is pending is read only after taking it. When nothing is pending,
-`ensure` only reads yoyo's table, so ingest works with DML rights alone once
-the schema is in place. No network either: yoyo's migration log would look up
-the host's DNS name; it gets the plain host name instead.
+`migrate` calls (an older mdchunks takes the same one), and what is pending
+is read only after taking it. When nothing is pending, `ensure` only reads
+`_yoyo_migration`, so ingest works with DML rights alone once the schema is
+in place. No network but the database: the log gets the plain host name (no
+DNS lookup) and a random id.
 
-yoyo's bookkeeping (its record of applied migrations, its log, its schema
-version and its lock: four tables) lives in a schema of its own,
-`mdchunks_migrations`, out of the way of the user's tables: yoyo's
-connection works there (its search_path), and each migration runs with the
-database's own search_path, where our tables go. A database migrated before
-has those tables in its own schema: the next `apply` moves them (one
-transaction, under the advisory lock), and until then they are read where
-they are.
+Each migration runs in one transaction together with its record (Postgres
+DDL is transactional: a process killed in between leaves neither), its file
+sent whole in one round trip, with the database's own search_path, where our
+tables go; the record goes into the bookkeeping schema. A database migrated
+by an older mdchunks may have yoyo's tables in its own schema: the next
+`apply` moves them (one transaction, under the advisory lock), and until
+then they are read where they are.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
+import getpass
+import hashlib
 import socket
 import time
 import uuid
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
-import psycopg
-from mdchunks import database
+import asyncpg
+from mdchunks import connection, database
+from mdchunks.connection import Connection
 from mdchunks.errors import DatabaseUnavailable, MdchunksError
 from mdchunks.queries import QUERIES
-from psycopg import sql
 
 MIGRATION_LOCK = "mdchunks:migrate"
 LOCK_WAIT_SECONDS = 120.0
 BOOKKEEPING_SCHEMA = "mdchunks_migrations"
 # yoyo's tables: applied migrations (the one `pending` reads), log, version, lock.
 MIGRATION_TABLE = "_yoyo_migration"
-YOYO_TABLES = (MIGRATION_TABLE, "_yoyo_log", "_yoyo_version", "yoyo_lock")
+LOG_TABLE = "_yoyo_log"
+VERSION_TABLE = "_yoyo_version"
+LOCK_TABLE = "yoyo_lock"
+YOYO_TABLES = (MIGRATION_TABLE, LOG_TABLE, VERSION_TABLE, LOCK_TABLE)
+# The version of yoyo's own table layout (yoyo/internalmigrations/v2.py):
+# yoyo 6 and later read it, and would try to upgrade from anything lower.
+YOYO_SCHEMA_VERSION = 2
+
+# yoyo's DDL on PostgreSQL (yoyo/internalmigrations/v2.py; the lock table:
+# yoyo/backends/base.py), column for column, keys included.
+_CREATE_TABLE = {
+    MIGRATION_TABLE: f"""
+        CREATE TABLE IF NOT EXISTS {BOOKKEEPING_SCHEMA}.{MIGRATION_TABLE} (
+            "migration_hash" VARCHAR(64),
+            "migration_id" VARCHAR(255),
+            "applied_at_utc" TIMESTAMP,
+            PRIMARY KEY ("migration_hash")
+        )""",
+    LOG_TABLE: f"""
+        CREATE TABLE IF NOT EXISTS {BOOKKEEPING_SCHEMA}.{LOG_TABLE} (
+            "id" VARCHAR(36),
+            "migration_hash" VARCHAR(64),
+            "migration_id" VARCHAR(255),
+            "operation" VARCHAR(10),
+            "username" VARCHAR(255),
+            "hostname" VARCHAR(255),
+            "comment" VARCHAR(255),
+            "created_at_utc" TIMESTAMP,
+            PRIMARY KEY ("id")
+        )""",
+    VERSION_TABLE: f"""
+        CREATE TABLE IF NOT EXISTS {BOOKKEEPING_SCHEMA}.{VERSION_TABLE} (
+            "version" INT NOT NULL PRIMARY KEY,
+            "installed_at_utc" TIMESTAMP
+        )""",
+    LOCK_TABLE: f"""
+        CREATE TABLE IF NOT EXISTS {BOOKKEEPING_SCHEMA}.{LOCK_TABLE} (
+            "locked" INT DEFAULT 1,
+            "ctime" TIMESTAMP,
+            "pid" INT NOT NULL,
+            PRIMARY KEY ("locked")
+        )""",
+}
+# yoyo's tables of an older mdchunks, moved from where the search_path finds them.
+_MOVE_TABLE = {name: f"ALTER TABLE {name} SET SCHEMA {BOOKKEEPING_SCHEMA}" for name in YOYO_TABLES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,35 +119,45 @@ def migration_ids() -> tuple[str, ...]:
         )
 
 
+def migration_hash(migration_id: str) -> str:
+    """yoyo's key for a migration: the sha256 of its id (yoyo/migrations.py)."""
+    return hashlib.sha256(migration_id.encode("utf-8")).hexdigest()
+
+
 def pending(url: str) -> tuple[str, ...]:
     """Migration ids not yet applied (all of them on an empty database)."""
-    with database.connect(url) as conn:
+    with database.losing_it_is_unavailable(url), database.connect(url) as conn:
         return _pending(conn)
 
 
-def _pending(conn: psycopg.Connection) -> tuple[str, ...]:
-    table = _migration_table(conn)
-    if table is None:
+def _pending(conn: Connection) -> tuple[str, ...]:
+    schema = _migration_table_schema(conn)
+    if schema is None:
         return migration_ids()
     try:
-        rows = conn.execute(sql.SQL("SELECT migration_id FROM {}").format(table)).fetchall()
-    except psycopg.errors.InsufficientPrivilege:
-        conn.rollback()
+        if schema == BOOKKEEPING_SCHEMA:
+            rows = conn.execute(
+                f"SELECT migration_id FROM {BOOKKEEPING_SCHEMA}.{MIGRATION_TABLE}"
+            ).fetchall()
+        else:  # an older mdchunks' table, where the search_path finds it
+            rows = conn.execute(f"SELECT migration_id FROM {MIGRATION_TABLE}").fetchall()
+    except asyncpg.exceptions.InsufficientPrivilegeError:
         raise DatabaseUnavailable(
-            f"this role may not read {table.as_string(conn)}, the record of the migrations "
-            f"applied: grant it USAGE ON SCHEMA {BOOKKEEPING_SCHEMA} and SELECT ON "
-            f"{BOOKKEEPING_SCHEMA}.{MIGRATION_TABLE} (README: the rights ingest needs)"
+            f"this role may not read {connection.quote_ident(schema, MIGRATION_TABLE)}, the "
+            f"record of the migrations applied: grant it USAGE ON SCHEMA {BOOKKEEPING_SCHEMA} "
+            f"and SELECT ON {BOOKKEEPING_SCHEMA}.{MIGRATION_TABLE} (README: the rights ingest "
+            "needs)"
         ) from None
     applied = {row[0] for row in rows}
     return tuple(mid for mid in migration_ids() if mid not in applied)
 
 
-def _migration_table(conn: psycopg.Connection) -> sql.Identifier | None:
-    """Where yoyo's record of applied migrations is (None: nowhere yet)."""
+def _migration_table_schema(conn: Connection) -> str | None:
+    """The schema of the record of applied migrations (None: nowhere yet)."""
     row = conn.execute(
         QUERIES["migration_table_schema"], {"table": MIGRATION_TABLE, "schema": BOOKKEEPING_SCHEMA}
     ).fetchone()
-    return None if row is None else sql.Identifier(str(row[0]), MIGRATION_TABLE)
+    return None if row is None else str(row[0])
 
 
 def ensure(url: str) -> MigrationResult:
@@ -106,33 +168,43 @@ def ensure(url: str) -> MigrationResult:
     return apply(url)
 
 
-def apply(url: str) -> MigrationResult:
-    """Apply every pending migration under the migration lock."""
+def apply(url: str, *, through: str | None = None) -> MigrationResult:
+    """Apply every pending migration under the migration lock.
+
+    `through`: only the migrations up to this id or id prefix (`"0008"`:
+    0008_search_bm25 and all before it), for tests and benchmarks that build
+    a database as an earlier release left it."""
+
+    def wanted(ids: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(mid for mid in ids if through is None or mid[: len(through)] <= through)
+
     with (
-        database.connect(url, application_name="mdchunks migrate") as lock_conn,
-        _advisory_lock(lock_conn),
+        database.losing_it_is_unavailable(url),
+        database.connect(url, application_name="mdchunks migrate") as conn,
+        _advisory_lock(conn),
     ):
-        todo = _pending(lock_conn)
-        if todo or _legacy_tables(lock_conn):
-            _check_create_right(lock_conn)
-            _prepare_bookkeeping(lock_conn)
+        todo = wanted(_pending(conn))
+        if todo or _legacy_tables(conn):
+            _check_create_right(conn)
+            _prepare_bookkeeping(conn, url)
         if todo:
-            _apply_with_yoyo(url, _search_path(lock_conn))
-        left = _pending(lock_conn)
+            _apply_each(conn, todo, _search_path(conn), url)
+        left = wanted(_pending(conn))
     if left:
         raise MdchunksError(f"migrations not applied: {', '.join(left)}")
     return MigrationResult(
-        applied=todo, already=tuple(mid for mid in migration_ids() if mid not in todo)
+        applied=todo, already=tuple(mid for mid in wanted(migration_ids()) if mid not in todo)
     )
 
 
-def _check_create_right(conn: psycopg.Connection) -> None:
+def _check_create_right(conn: Connection) -> None:
     """Migrations create tables (and, once, the bookkeeping schema): say so
     plainly when the role may not."""
     row = conn.execute(
-        "SELECT current_user, current_database(), coalesce(current_schema(), 'public'), "
+        "SELECT current_user::text, current_database()::text, "
+        "       coalesce(current_schema(), 'public')::text, "
         "       has_schema_privilege(coalesce(current_schema(), 'public'), 'CREATE'), "
-        "       to_regnamespace(%(schema)s) IS NOT NULL "
+        "       to_regnamespace(%(schema)s::text) IS NOT NULL "
         "       OR has_database_privilege(current_database(), 'CREATE')",
         {"schema": BOOKKEEPING_SCHEMA},
     ).fetchone()
@@ -155,7 +227,7 @@ def _check_create_right(conn: psycopg.Connection) -> None:
         )
 
 
-def _legacy_tables(conn: psycopg.Connection) -> list[str]:
+def _legacy_tables(conn: Connection) -> list[str]:
     """yoyo's tables that an older mdchunks left where the search_path finds them
     (the user's schema), and that the bookkeeping schema does not hold yet."""
     rows = conn.execute(
@@ -165,45 +237,135 @@ def _legacy_tables(conn: psycopg.Connection) -> list[str]:
     return [str(name) for (name,) in rows]
 
 
-def _prepare_bookkeeping(conn: psycopg.Connection) -> None:
-    """The bookkeeping schema, created if missing, with yoyo's tables of an
-    older mdchunks moved into it (one transaction: all or nothing)."""
-    with conn.transaction():
-        exists = conn.execute("SELECT to_regnamespace(%s)", [BOOKKEEPING_SCHEMA]).fetchone()
-        if exists is None or exists[0] is None:
+def _prepare_bookkeeping(conn: Connection, url: str) -> None:
+    """The bookkeeping schema and yoyo's four tables, created where missing,
+    with those of an older mdchunks moved in (one transaction: all or
+    nothing). yoyo reads its schema version before anything else, so the
+    version row is written with the tables."""
+    refused = f"cannot prepare the record of migrations in schema {BOOKKEEPING_SCHEMA}"
+    with _refusals(url, refused), conn.transaction():
+        exists = conn.execute("SELECT to_regnamespace(%s::text)", [BOOKKEEPING_SCHEMA])
+        if exists.rows[0][0] is None:
             # Not IF NOT EXISTS: that still needs CREATE on the database, and a
             # schema created by an administrator for this role is fine.
-            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(BOOKKEEPING_SCHEMA)))
+            conn.execute(f"CREATE SCHEMA {BOOKKEEPING_SCHEMA}")
             conn.execute(
-                sql.SQL("COMMENT ON SCHEMA {} IS {}").format(
-                    sql.Identifier(BOOKKEEPING_SCHEMA),
-                    sql.Literal(
-                        "mdchunks: the migration tool's (yoyo's) record of the migrations "
-                        "applied to this database, its log and its lock"
-                    ),
-                )
+                f"COMMENT ON SCHEMA {BOOKKEEPING_SCHEMA} IS 'mdchunks: the record of the "
+                "migrations applied to this database, its log and a lock table, in the "
+                "format of yoyo-migrations (which an older mdchunks used)'"
             )
         for name in _legacy_tables(conn):
-            conn.execute(
-                sql.SQL("ALTER TABLE {} SET SCHEMA {}").format(
-                    sql.Identifier(name), sql.Identifier(BOOKKEEPING_SCHEMA)
+            conn.execute(_MOVE_TABLE[name])
+        # Only what is missing: CREATE ... IF NOT EXISTS still needs the
+        # right to create in the schema.
+        missing = conn.execute(
+            "SELECT t.name FROM unnest(%(tables)s::text[]) AS t(name) "
+            "WHERE to_regclass(quote_ident(%(schema)s::text) || '.' || quote_ident(t.name)) "
+            "      IS NULL",
+            {"tables": list(YOYO_TABLES), "schema": BOOKKEEPING_SCHEMA},
+        )
+        for (name,) in missing:
+            conn.execute(_CREATE_TABLE[name])
+        conn.execute(
+            f"INSERT INTO {BOOKKEEPING_SCHEMA}.{VERSION_TABLE} (version, installed_at_utc) "
+            "SELECT %s::int, clock_timestamp() AT TIME ZONE 'UTC' "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {BOOKKEEPING_SCHEMA}.{VERSION_TABLE})",
+            [YOYO_SCHEMA_VERSION],
+        )
+
+
+# The record of one migration, as yoyo writes it (`log_migration`, then
+# `mark_one`): one log row (no comment) and one row of the applied, in UTC
+# without a time zone, in one round trip.
+_RECORD = f"""
+WITH logged AS (
+    INSERT INTO {BOOKKEEPING_SCHEMA}.{LOG_TABLE}
+        (id, migration_hash, migration_id, operation, username, hostname, created_at_utc)
+    VALUES (%(id)s::varchar, %(hash)s::varchar, %(migration_id)s::varchar, 'apply',
+            coalesce(%(username)s::varchar, current_user::varchar), %(hostname)s::varchar,
+            clock_timestamp() AT TIME ZONE 'UTC')
+    RETURNING created_at_utc
+)
+INSERT INTO {BOOKKEEPING_SCHEMA}.{MIGRATION_TABLE} (migration_hash, migration_id, applied_at_utc)
+SELECT %(hash)s::varchar, %(migration_id)s::varchar, created_at_utc FROM logged
+"""
+
+
+def _apply_each(conn: Connection, todo: tuple[str, ...], search_path: str, url: str) -> None:
+    """Each pending migration and its record in one transaction, in the order
+    of their ids (they declare no dependencies: the numbered file names are
+    the order).
+
+    The file is sent whole, in one round trip (`run_script`: the simple query
+    protocol runs several statements when there are no parameters), where
+    yoyo split it and ran each statement in a savepoint of its own, three
+    round trips a statement (docs/benchmarks.md). The search_path is set for
+    the transaction only: a migration that changes it leaves the next one
+    unaffected."""
+    user = _os_user()
+    host = socket.gethostname()[:255]  # the plain name: getfqdn would ask DNS
+    with _migrations_dir() as folder:
+        for mid in todo:
+            body = (folder / f"{mid}.sql").read_text(encoding="utf-8")
+            with _refusals(url, "a migration failed", f" (migration {mid})"), conn.transaction():
+                conn.execute("SELECT set_config('search_path', %s::text, true)", [search_path])
+                conn.run_script(body)
+                conn.execute(
+                    _RECORD,
+                    {
+                        "id": str(uuid.uuid4()),
+                        "hash": migration_hash(mid),
+                        "migration_id": mid,
+                        "username": user,
+                        "hostname": host,
+                    },
                 )
-            )
 
 
-def _search_path(conn: psycopg.Connection) -> str:
+def _os_user() -> str | None:
+    """Who runs the migration, as yoyo logs it (`getpass.getuser()`); None
+    where the system knows no name for this uid (the log gets the role)."""
+    try:
+        return getpass.getuser()[:255]
+    except (KeyError, OSError):
+        return None
+
+
+@contextlib.contextmanager
+def _refusals(url: str, failed: str, where: str = "") -> Iterator[None]:
+    """What the server refuses inside the block, in one line: no right to
+    create (exit 3, with the rights to ask for), or `failed: cause{where}`.
+    A lost connection passes as it is (the caller's one-line loss)."""
+    try:
+        yield
+    except asyncpg.exceptions.InsufficientPrivilegeError as exc:
+        raise DatabaseUnavailable(
+            f"migrations need the right to create tables in the database: {_first(exc, url)}"
+        ) from None
+    except asyncpg.PostgresError as exc:
+        if connection.is_loss(exc):
+            raise
+        raise MdchunksError(f"{failed}: {_first(exc, url)}{where}") from None
+
+
+def _first(exc: BaseException, url: str) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return database.scrub(text.splitlines()[0], url)
+
+
+def _search_path(conn: Connection) -> str:
     """The session's search_path as the database and role set it (where our tables go)."""
-    row = conn.execute("SELECT current_setting('search_path')").fetchone()
+    row = conn.execute("SELECT current_setting('search_path')::text").fetchone()
     assert row is not None
     return str(row[0])
 
 
 @contextlib.contextmanager
-def _advisory_lock(conn: psycopg.Connection) -> Iterator[None]:
+def _advisory_lock(conn: Connection) -> Iterator[None]:
     deadline = time.monotonic() + LOCK_WAIT_SECONDS
     while True:
         row = conn.execute(
-            "SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [MIGRATION_LOCK]
+            "SELECT pg_try_advisory_lock(hashtextextended(%s::text, 0))", [MIGRATION_LOCK]
         ).fetchone()
         if row and row[0]:
             break
@@ -216,142 +378,10 @@ def _advisory_lock(conn: psycopg.Connection) -> Iterator[None]:
     try:
         yield
     finally:
-        with contextlib.suppress(psycopg.Error):
-            conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [MIGRATION_LOCK])
-
-
-def yoyo_url(url: str) -> str:
-    """The same database as a yoyo URI (`postgresql+psycopg://...`)."""
-    if url.startswith(("postgresql://", "postgres://")):
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
-    # A key=value DSN: hand every parameter to yoyo as a query argument.
-    params = psycopg.conninfo.conninfo_to_dict(url)
-    dbname = params.pop("dbname", "")
-    from urllib.parse import quote, urlencode
-
-    return f"postgresql+psycopg:///{quote(str(dbname))}?" + urlencode(
-        {key: str(value) for key, value in params.items()}
-    )
-
-
-def _apply_with_yoyo(url: str, search_path: str) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from yoyo import get_backend, read_migrations
-        from yoyo.exceptions import LockTimeout
-        from yoyo.migrations import MigrationList
-    logging.getLogger("yoyo").addHandler(logging.NullHandler())
-    logging.getLogger("yoyo").propagate = False
-    try:
-        # yoyo's connection works in the bookkeeping schema (its search_path).
-        backend = get_backend(_with_schema(yoyo_url(url), BOOKKEEPING_SCHEMA))
-    except Exception as exc:
-        raise DatabaseUnavailable(
-            f"cannot open {database.redact(url)} for migrations: {database.scrub(str(exc), url)}"
-        ) from None
-    _no_network_in_log(backend)
-    try:
-        with _migrations_dir() as folder:
-            found = read_migrations(str(folder))
-            # The folder is a Python package too; only the .sql files are migrations.
-            migrations = MigrationList(
-                [m for m in found if m.path.endswith(".sql")], found.post_apply
+        with contextlib.suppress(*connection.Error):
+            conn.execute(
+                "SELECT pg_advisory_unlock(hashtextextended(%s::text, 0))", [MIGRATION_LOCK]
             )
-            try:
-                # yoyo's own lock is a row that a killed process leaves behind,
-                # which would stop every later run. Migrations of mdchunks only
-                # run under the advisory lock this process holds, so a row
-                # that is there now is stale: remove it.
-                backend.break_lock()
-                with backend.lock():
-                    _apply_each_atomically(backend, migrations, search_path)
-            except LockTimeout as exc:
-                raise MdchunksError(
-                    f"{exc}. Another tool is migrating this database with yoyo; "
-                    "run `mdchunks migrate` again when it is done"
-                ) from None
-            except psycopg.errors.InsufficientPrivilege as exc:
-                raise DatabaseUnavailable(
-                    "migrations need the right to create tables in the database: "
-                    f"{database.scrub(str(exc).splitlines()[0], url)}"
-                ) from None
-            except psycopg.Error as exc:
-                raise MdchunksError(
-                    f"a migration failed: {database.scrub(str(exc).splitlines()[0], url)}"
-                ) from None
-    finally:
-        with contextlib.suppress(Exception):
-            backend.connection.close()
-
-
-def _apply_each_atomically(backend: Any, migrations: Any, search_path: str) -> None:
-    """Each pending migration and the record that it was applied, in one
-    transaction, in the order of their ids.
-
-    yoyo's own `apply_migrations` runs a migration on a connection of its own
-    and commits it, then records it in another transaction: a process killed
-    in between leaves a schema change that yoyo does not know about, and every
-    later run fails trying to apply it again. Postgres DDL is transactional,
-    so here the migration and its record commit together or not at all. The
-    migration runs with the database's `search_path` (our tables go where the
-    user's go), the record in the bookkeeping schema; both settings last only
-    as long as the transaction.
-
-    A migration's file is sent whole, in one round trip (psycopg runs several
-    statements in one `execute` when it passes no parameters). yoyo would
-    split it with sqlparse and run each statement in a savepoint of its own,
-    three round trips a statement: that was most of a first ingest's
-    migration time (docs/benchmarks.md). Our migrations declare no
-    `depends`: their ids (numbered file names) are their order."""
-    backend.ensure_internal_schema_updated()
-    applied = backend.get_applied_migration_hashes()
-    todo = sorted((m for m in migrations if m.hash not in applied), key=lambda m: m.id)
-    set_path = "SELECT set_config('search_path', :path, true)"
-    for migration in todo:
-        body = Path(migration.path).read_text(encoding="utf-8")
-        with backend.transaction():
-            backend.execute(set_path, {"path": search_path})
-            with backend.connection.cursor() as cursor:
-                cursor.execute(body)
-            backend.execute(set_path, {"path": BOOKKEEPING_SCHEMA})
-            backend.log_migration(migration, "apply")
-            backend.mark_one(migration, log=False)
-    for hook in migrations.post_apply:
-        backend.apply_one(hook, mark=False)
-
-
-def _no_network_in_log(backend: Any) -> None:
-    """yoyo logs each migration with `socket.getfqdn()` (a DNS lookup, which can
-    also hang where DNS is slow) and a `uuid1` id (the machine's MAC address,
-    read with an AF_INET socket). mdchunks touches no network but the database:
-    the log gets the plain host name and a random id instead."""
-    log_data = backend.get_log_data
-
-    def get_log_data(migration: Any = None, operation: str = "apply") -> Any:
-        with _no_host_lookups():
-            return log_data(migration, operation)
-
-    backend.get_log_data = get_log_data
-
-
-@contextlib.contextmanager
-def _no_host_lookups() -> Iterator[None]:
-    import yoyo.backends.base as yoyo_base
-
-    real_socket, real_uuid = yoyo_base.socket, yoyo_base.uuid
-    yoyo_base.socket = SimpleNamespace(getfqdn=socket.gethostname)
-    yoyo_base.uuid = SimpleNamespace(uuid1=uuid.uuid4)
-    try:
-        yield
-    finally:
-        yoyo_base.socket, yoyo_base.uuid = real_socket, real_uuid
-
-
-def _with_schema(yoyo_uri: str, schema: str) -> str:
-    """The yoyo URI with `schema=` (yoyo's postgres backend sets it as the search_path)."""
-    from urllib.parse import urlencode
-
-    return f"{yoyo_uri}{'&' if '?' in yoyo_uri else '?'}{urlencode({'schema': schema})}"
 
 
 @contextlib.contextmanager

@@ -1,5 +1,5 @@
 -- The SQL of the flow that is more than a one-liner, by name (flow/queries.py
--- loads this file). psycopg placeholders: %(name)s.
+-- loads this file). Placeholders %(name)s (flow/connection.py numbers them).
 
 -- name: lock_holder
 -- Who holds an advisory lock (for the "source is busy" message).

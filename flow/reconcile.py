@@ -50,7 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
+from mdchunks.connection import Connection
 from mdchunks.ledger import Processed
 from mdchunks.queries import QUERIES
 
@@ -70,12 +70,12 @@ class Reconciled:
     missing: tuple[str, ...]  # listed documents still missing rows
 
 
-def begin(conn: psycopg.Connection, source: str) -> RunWindow:
+def begin(conn: Connection, source: str) -> RunWindow:
     """Take the counts the report needs before the run starts."""
     return RunWindow(start_xid=_next_xid(conn), rows_before=_rows_per_document(conn, source))
 
 
-def rows_written(conn: psycopg.Connection, source: str, window: RunWindow) -> int:
+def rows_written(conn: Connection, source: str, window: RunWindow) -> int:
     span = _next_xid(conn) - window.start_xid
     row = conn.execute(
         QUERIES["rows_written_since"],
@@ -84,12 +84,12 @@ def rows_written(conn: psycopg.Connection, source: str, window: RunWindow) -> in
     return int(row[0]) if row else 0
 
 
-def rows_deleted(conn: psycopg.Connection, source: str, window: RunWindow) -> int:
+def rows_deleted(conn: Connection, source: str, window: RunWindow) -> int:
     after = _rows_per_document(conn, source)
     return sum(max(n - after.get(rel_path, 0), 0) for rel_path, n in window.rows_before.items())
 
 
-def _rows_per_document(conn: psycopg.Connection, source: str) -> dict[str, int]:
+def _rows_per_document(conn: Connection, source: str) -> dict[str, int]:
     return {
         str(rel_path): int(n)
         for rel_path, n in conn.execute(QUERIES["rows_per_document"], {"source": source})
@@ -97,7 +97,7 @@ def _rows_per_document(conn: psycopg.Connection, source: str) -> dict[str, int]:
 
 
 def reconcile(
-    conn: psycopg.Connection,
+    conn: Connection,
     *,
     source: str,
     recipe: str,
@@ -116,7 +116,7 @@ def reconcile(
 
 
 def record_documents(
-    conn: psycopg.Connection, *, source: str, recipe: str, processed: Iterable[Processed]
+    conn: Connection, *, source: str, recipe: str, processed: Iterable[Processed]
 ) -> None:
     """Write (or update) the document row of each processed document."""
     outcomes = list(processed)
@@ -138,7 +138,7 @@ def record_documents(
     )
 
 
-def forget_gone_documents(conn: psycopg.Connection, source: str, root: Path) -> int:
+def forget_gone_documents(conn: Connection, source: str, root: Path) -> int:
     """Live mode: delete the document rows of files no longer under `root`
     (cocoindex deleted their chunk rows itself)."""
     rel_paths = [
@@ -155,7 +155,7 @@ def forget_gone_documents(conn: psycopg.Connection, source: str, root: Path) -> 
     ).rowcount
 
 
-def recorded_failures(conn: psycopg.Connection, source: str) -> dict[str, str]:
+def recorded_failures(conn: Connection, source: str) -> dict[str, str]:
     """rel_path -> error of the source's document rows that carry a failure."""
     return {
         str(rel_path): str(error)
@@ -163,7 +163,7 @@ def recorded_failures(conn: psycopg.Connection, source: str) -> dict[str, str]:
     }
 
 
-def _next_xid(conn: psycopg.Connection) -> int:
+def _next_xid(conn: Connection) -> int:
     row = conn.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").fetchone()
     assert row is not None
     return int(row[0])

@@ -26,11 +26,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import psycopg
 from mdchunks import embedder, embedding, lexical, snippets
+from mdchunks.connection import Connection
 from mdchunks.errors import UsageError
 from mdchunks.fusion import rrf_scores
-from psycopg import sql
 
 METHODS = ("bm25", "semantic", "hybrid")
 MATCHES = ("all", "any")
@@ -67,7 +66,7 @@ def check_method(method: str | None, match: str) -> None:
 
 
 def bm25(
-    conn: psycopg.Connection,
+    conn: Connection,
     query: str,
     *,
     k: int,
@@ -84,7 +83,7 @@ def bm25(
 
 
 def semantic(
-    conn: psycopg.Connection,
+    conn: Connection,
     query_vector: Sequence[float],
     *,
     k: int,
@@ -111,7 +110,7 @@ def fuse(rankings: Sequence[Sequence[Ranked]], k: int) -> list[Ranked]:
     return [Ranked(item, float(score)) for item, score in fused[:k]]
 
 
-def choose_method(conn: psycopg.Connection, source: str | None) -> str:
+def choose_method(conn: Connection, source: str | None) -> str:
     """The default method: hybrid when the searched chunks have vectors and the
     embed extra can encode the query with their model, else bm25."""
     models = {model for _, model in embedding.models_of(conn, source)}
@@ -121,7 +120,7 @@ def choose_method(conn: psycopg.Connection, source: str | None) -> str:
 
 
 def rank(
-    conn: psycopg.Connection,
+    conn: Connection,
     query: str,
     *,
     k: int,
@@ -156,19 +155,17 @@ def rank(
     )
 
 
-def hits_sql(match: str) -> sql.Composed:
+def hits_sql(match: str) -> str:
     """What `mdchunks search` shows of ranked chunks: parameters ids, headline_options.
     The breadcrumb is the stored column (rendered at ingest by the one shared
     renderer, within the recipe's budget; NULL for an empty heading path). The
     snippet highlights the query's words (by `match`'s query; a query without
     words shows the chunk's start); tags are kept (flow/snippets.py)."""
-    return sql.SQL(
-        """
-        WITH q AS (SELECT {tsquery} AS query)
+    return f"""
+        WITH q AS (SELECT {TSQUERIES[match]} AS query)
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
-               {snippet} AS snippet,
+               {snippets.SNIPPET_SQL} AS snippet,
                c.char_start, c.char_end, c.text, c.start_line, c.end_line
         FROM content_chunks c, q
         WHERE c.id = ANY(%(ids)s::uuid[])
         """
-    ).format(tsquery=sql.SQL(TSQUERIES[match]), snippet=sql.SQL(snippets.SNIPPET_SQL))

@@ -47,9 +47,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from mdchunks import (
     catalog,
+    connection,
     database,
     embedder,
     embedding,
@@ -62,6 +62,7 @@ from mdchunks import (
     reconcile,
     state,
 )
+from mdchunks.connection import Connection
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import options_of
 from mdchunks.ledger import Processed, RunLedger
@@ -202,7 +203,7 @@ def ingest(
 
 
 def _process_and_reconcile(
-    conn: psycopg.Connection,
+    conn: Connection,
     source: str,
     recipe: Recipe,
     found: listing.Listing,
@@ -443,15 +444,15 @@ def _engine_runner(
     return run
 
 
-def _alive_check(db: database.Database, conn: psycopg.Connection) -> engine.AliveFn:
+def _alive_check(db: database.Database, conn: Connection) -> engine.AliveFn:
     """Raises when the connection holding the source's lock is gone (and the lock
     with it): the engine then stops the run instead of retrying its writes."""
 
     def alive() -> None:
         try:
             conn.execute("SELECT 1")
-        except psycopg.Error as exc:
-            if database.is_connection_loss(exc) or conn.broken:
+        except connection.Error as exc:
+            if database.is_connection_loss(exc) or conn.closed:
                 raise database.lost(db.url, exc) from None
             raise
 

@@ -14,11 +14,11 @@ import shutil
 import uuid
 from pathlib import Path
 
-import psycopg
 from mdchunks import catalog, database
+from mdchunks.connection import Connection
 
 
-def state_dir_for(db: database.Database, conn: psycopg.Connection, source: str) -> Path:
+def state_dir_for(db: database.Database, conn: Connection, source: str) -> Path:
     """`<data dir>/state/<source>-<hash>`: bound to this database and source."""
     key = database.identity_hash(database.identity(conn) + "\0" + source)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", source)[:40].strip("._") or "source"
@@ -29,7 +29,7 @@ STATE_TOKEN_FILE = "mdchunks-state-token"
 RUN_IN_PROGRESS = "running:"  # a token no state dir carries: the run did not finish
 
 
-def trust(conn: psycopg.Connection, source: str, state_dir: Path) -> bool:
+def trust(conn: Connection, source: str, state_dir: Path) -> bool:
     """Keep the engine state only if it is the one that made the source's rows.
 
     cocoindex trusts its memos: a document whose file matches the memo is not
@@ -54,7 +54,7 @@ def trust(conn: psycopg.Connection, source: str, state_dir: Path) -> bool:
     return False
 
 
-def distrust(conn: psycopg.Connection, source: str) -> None:
+def distrust(conn: Connection, source: str) -> None:
     """Before the engine starts: until `stamp`, the source's engine state
     is not trusted. The engine commits a document's chunk rows before the run
     writes its document row (flow/reconcile.py); a run killed in between leaves
@@ -63,7 +63,7 @@ def distrust(conn: psycopg.Connection, source: str) -> None:
     catalog.set_state_token(conn, source, f"{RUN_IN_PROGRESS}{uuid.uuid4().hex}")
 
 
-def stamp(conn: psycopg.Connection, source: str, state_dir: Path) -> None:
+def stamp(conn: Connection, source: str, state_dir: Path) -> None:
     """After a successful run: a new token in the database and next to the state."""
     token = uuid.uuid4().hex
     state_dir.mkdir(parents=True, exist_ok=True)

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import mdchunks
-import psycopg
 import pytest
-from mdchunks import lexical, retrieval
+from mdchunks import database, lexical, retrieval
+from mdchunks.connection import Connection
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
 TOLERANCE = 1e-9
@@ -39,7 +39,7 @@ class Chunk:
     body: Counter[str]  # lexeme -> occurrences of any other weight (text)
 
 
-def read_chunks(conn: psycopg.Connection, source: str | None) -> list[Chunk]:
+def read_chunks(conn: Connection, source: str | None) -> list[Chunk]:
     rows = conn.execute(
         "SELECT c.id, c.source, c.rel_path, c.position, u.lexeme, u.weights "
         "FROM content_chunks c LEFT JOIN LATERAL unnest(c.search_vector) u ON true "
@@ -56,7 +56,7 @@ def read_chunks(conn: psycopg.Connection, source: str | None) -> list[Chunk]:
     return list(chunks.values())
 
 
-def query_lexemes(conn: psycopg.Connection, query: str) -> Counter[str]:
+def query_lexemes(conn: Connection, query: str) -> Counter[str]:
     """The query's tokens: to_tsvector's lexemes, hyphenated compounds left out."""
     rows = conn.execute(
         "SELECT lexeme, cardinality(positions) FROM unnest(to_tsvector('english', %s))", [query]
@@ -155,7 +155,7 @@ def sample_db(ingest: Ingest, database_url: str, tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("match", ["any", "all"])
 def test_scores_equal_a_reference_bm25_on_the_stored_tokens(sample_db: str, match: str) -> None:
-    with psycopg.connect(sample_db) as conn:
+    with database.connect(sample_db) as conn:
         for source in ("docs", None):  # one source, or all of them
             chunks = read_chunks(conn, source)
             assert len(chunks) > 20
@@ -171,7 +171,7 @@ def test_scores_equal_a_reference_bm25_on_the_stored_tokens(sample_db: str, matc
 
 def test_other_parameters_agree_too(sample_db: str) -> None:
     params = lexical.Bm25Params(k1=0.9, b=0.4, heading_weight=1.0)
-    with psycopg.connect(sample_db) as conn:
+    with database.connect(sample_db) as conn:
         chunks = read_chunks(conn, "docs")
         for query in QUERIES[:5]:
             got = lexical.bm25(conn, query, k=5, source="docs", params=params)
@@ -179,7 +179,7 @@ def test_other_parameters_agree_too(sample_db: str) -> None:
 
 
 def test_stored_statistics_are_the_counts_of_the_rows(sample_db: str) -> None:
-    with psycopg.connect(sample_db) as conn:
+    with database.connect(sample_db) as conn:
         for source in ("docs", "other"):
             chunks = read_chunks(conn, source)
             df = Counter(lexeme for c in chunks for lexeme in {*c.heading, *c.body})
@@ -202,7 +202,7 @@ def test_stored_statistics_are_the_counts_of_the_rows(sample_db: str) -> None:
 
 
 def test_without_stored_statistics_the_counts_are_taken_live(sample_db: str) -> None:
-    with psycopg.connect(sample_db) as conn:
+    with database.connect(sample_db) as conn:
         before = {q: lexical.bm25(conn, q, k=5, source=None) for q in QUERIES}
         assert lexical.query_terms(conn, QUERIES[0], source=None).stored
         conn.execute("DELETE FROM mdchunks_search_terms WHERE source = 'other'")
@@ -220,11 +220,11 @@ def test_statistics_follow_edits_removals_and_drop(
     (root / "guide" / "install.md").write_text("# Install\n\nUse the zebra installer.\n")
     assert ingest(root, source="docs").ok
     test_stored_statistics_are_the_counts_of_the_rows(sample_db)
-    with psycopg.connect(sample_db) as conn:
+    with database.connect(sample_db) as conn:
         hits = lexical.bm25(conn, "zebra", k=3, source="docs")
         assert len(hits) == 1
     mdchunks.drop("docs", database_url=sample_db, data_dir=tmp_path / "mdchunks-data")
-    with psycopg.connect(sample_db) as conn:
+    with database.connect(sample_db) as conn:
         for table in ("mdchunks_search_terms", "mdchunks_search_stats"):
             row = conn.execute(f"SELECT count(*) FROM {table} WHERE source = 'docs'").fetchone()
             assert row == (0,)
@@ -248,7 +248,7 @@ def test_the_early_stop_is_exact_on_a_corpus_of_common_words(
             sections.append(f"## {heading} {section}\n\n{body}\n")
         (root / f"d{doc:02}.md").write_text(f"# Doc {doc}\n\n" + "\n".join(sections))
     assert ingest(root, source="zipf").ok
-    with psycopg.connect(database_url) as conn:
+    with database.connect(database_url) as conn:
         chunks = read_chunks(conn, "zipf")
         for _ in range(40):
             query = " ".join(rng.choices(words[:40], k=2) + rng.choices(words, k=rng.randint(1, 3)))
@@ -262,7 +262,7 @@ def test_the_early_stop_is_exact_on_a_corpus_of_common_words(
 
 
 def test_retrieval_bm25_is_the_lexical_ranking(sample_db: str) -> None:
-    with psycopg.connect(sample_db) as conn:
+    with database.connect(sample_db) as conn:
         ranked = retrieval.rank(conn, QUERIES[0], k=4, source="docs", method="bm25")
         assert [(r.id, r.score) for r in ranked] == lexical.bm25(
             conn, QUERIES[0], k=4, source="docs"
@@ -309,12 +309,12 @@ def test_the_last_round_takes_only_the_chunks_that_can_still_enter(
     queries: list[str] = []
     real = lexical._score
 
-    def spy(conn: psycopg.Connection, terms: Any, candidates: str, *args: Any, **kw: Any) -> Any:
+    def spy(conn: Connection, terms: Any, candidates: str, *args: Any, **kw: Any) -> Any:
         queries.append(candidates)
         return real(conn, terms, candidates, *args, **kw)
 
     monkeypatch.setattr(lexical, "_score", spy)
-    with psycopg.connect(database_url) as conn:
+    with database.connect(database_url) as conn:
         chunks = read_chunks(conn, "lead")
         query = "rareword c0x c1x c2x"
         got = lexical.bm25(conn, query, k=5, source="lead", budget=1)

@@ -166,3 +166,42 @@ def test_search_shows_the_stored_breadcrumb_truncated_to_the_budget(
     assert row["heading_path"] == ["Alpha chapter", "Beta section", "Gamma subsection"]
     assert row["breadcrumb"] == "… > Gamma subsection"
     assert shown.strip() == row["breadcrumb"]
+
+
+# Run in a process of its own, then asked what that process imported.
+_DRIVERS_SEEN = """
+import atexit, json, sys
+def _report():
+    seen = sorted({m.split(".")[0] for m in sys.modules} & {"psycopg", "psycopg_binary", "yoyo"})
+    print("DRIVERS=" + json.dumps(seen))
+atexit.register(_report)
+from mdchunks.__main__ import main
+sys.argv = ["mdchunks", *sys.argv[1:]]
+main()
+"""
+
+
+def test_ingest_status_and_search_load_one_database_driver(
+    database_url: str, data_dir: Path, docs: Path
+) -> None:
+    """cocoindex writes the rows over asyncpg; our own statements (migrations,
+    the lock, the catalog, reconciliation, status, search) go over it too
+    (flow/connection.py): a second driver cost every run 0.12-0.25 s and 11 MB."""
+    where = ["--database-url", database_url, "--data-dir", str(data_dir)]
+    env = {**os.environ, "COCOINDEX_DISABLE_USAGE_TRACKING": "1"}
+    env.pop("DATABASE_URL", None)
+    for args in (
+        ["ingest", str(docs), "--source", "docs"],  # a fresh database: the migrations too
+        ["ingest", str(docs), "--source", "docs"],  # nothing changed
+        ["status"],
+        ["search", "lifetimes", "-k", "2"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", _DRIVERS_SEEN, *args, *where],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, (args, done.stderr)
+        assert "DRIVERS=[]" in done.stdout.splitlines(), (args, done.stdout[-500:])

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import mdchunks
 import numpy as np
-import psycopg
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import embedder, embedding, retrieval
+from mdchunks import database, embedder, embedding, retrieval
+from mdchunks.connection import quote_literal
 from mdchunks.errors import UsageError
 from mdchunks.settings import Recipe
 
@@ -268,7 +268,7 @@ def test_the_hnsw_index_serves_the_semantic_search_and_agrees_with_the_exact_sca
     ingest(root, recipe=DEFAULT)
     query = embedder.encode_query("melting ice in the mountains")
     statement = embedding.QUERIES["embedding_nearest"]
-    with psycopg.connect(database_url, autocommit=True) as conn:
+    with database.connect(database_url) as conn:
         with conn.transaction():
             # A few rows: scanning them all and sorting is cheaper, so the
             # planner is asked whether the index can serve the order at all.
@@ -277,12 +277,10 @@ def test_the_hnsw_index_serves_the_semantic_search_and_agrees_with_the_exact_sca
             plan = "\n".join(
                 row[0]
                 for row in conn.execute(
-                    psycopg.sql.SQL("EXPLAIN " + statement).format(
-                        model=psycopg.sql.Literal(embedder.DEFAULT_MODEL),
-                        dimensions=psycopg.sql.Literal(384),
-                        order=psycopg.sql.SQL(
-                            "e.embedding::vector(384) <=> %(vector)s::vector(384)"
-                        ),
+                    ("EXPLAIN " + statement).format(
+                        model=quote_literal(embedder.DEFAULT_MODEL),
+                        dimensions=384,
+                        order="e.embedding::vector(384) <=> %(vector)s::vector(384)",
                     ),
                     {"vector": embedding.vector_literal(query), "source": None, "k": 3},
                 )
@@ -392,8 +390,8 @@ def test_a_table_made_the_old_way_is_upgraded_in_place_and_keeps_its_vectors(
 ) -> None:
     root = _notes(tmp_path / "notes", "Birds")
     ingest(root)
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(OLD_TABLE)
+    with database.connect(database_url) as conn:
+        conn.run_script(OLD_TABLE)
         # Vectors as the old code wrote them: md5 of the text alone (truncation).
         rows = conn.execute(
             f"SELECT id, rel_path, {embedding.EMBED_INPUT_SQL} FROM content_chunks c"
@@ -448,8 +446,8 @@ def test_a_table_still_vector_384_refuses_a_model_of_another_size_in_one_line(
     `vector(384)` refuses a 64-dimension model before writing anything."""
     root = _notes(tmp_path / "notes", "Birds")
     ingest(root)
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(OLD_TABLE)
+    with database.connect(database_url) as conn:
+        conn.run_script(OLD_TABLE)
         key = embedder.model_key(str(small_model))
         with pytest.raises(embedder.EmbeddingsUnavailable) as raised:
             embedding.sync(conn, "docs", key)

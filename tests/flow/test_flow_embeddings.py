@@ -25,7 +25,7 @@ import psycopg
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import cli, embedder, embedding, retrieval
+from mdchunks import cli, database, embedder, embedding, retrieval
 from mdchunks.fusion import rrf
 from mdchunks.settings import Recipe
 
@@ -179,7 +179,7 @@ def test_cli_search_each_method(embedded_sample: Embedded) -> None:
 
 def test_hybrid_is_the_rrf_of_full_text_and_semantic(embedded_sample: Embedded) -> None:
     depth = retrieval.HYBRID_DEPTH
-    with psycopg.connect(embedded_sample.url, autocommit=True) as conn:
+    with database.connect(embedded_sample.url) as conn:
         vector = embedder.encode_query(QUESTION)
         lexical = retrieval.bm25(conn, QUESTION, k=depth, match="any")
         semantic = retrieval.semantic(conn, vector, k=depth)
@@ -296,7 +296,7 @@ def test_semantic_search_without_vectors_says_how_to_get_them(
 def test_a_server_without_pgvector_is_one_clear_line(database_url: str) -> None:
     # Every server here ships pgvector; an extension it truly does not have
     # takes the same path as `vector` on a server without pgvector.
-    with psycopg.connect(database_url, autocommit=True) as conn:
+    with database.connect(database_url) as conn:
         with pytest.raises(embedding.EmbeddingsUnavailable) as raised:
             embedding.ensure_schema(conn, extension="mdchunks_no_such_extension")
         assert not embedding.table_exists(conn)

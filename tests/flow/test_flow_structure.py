@@ -281,16 +281,5 @@ def test_rows_from_before_breadcrumbs_are_migrated_then_backfilled(
 
 
 def _apply_migrations_before(url: str, first_left_out: str) -> None:
-    from yoyo import get_backend, read_migrations
-    from yoyo.migrations import MigrationList
-
-    backend = get_backend(migrate.yoyo_url(url))
-    try:
-        found = read_migrations(str(ROOT / "migrations"))
-        wanted = MigrationList(
-            [m for m in found if m.path.endswith(".sql") and m.id < first_left_out]
-        )
-        with backend.lock():
-            backend.apply_migrations(backend.to_apply(wanted))
-    finally:
-        backend.connection.close()
+    wanted = [mid for mid in migrate.migration_ids() if mid < first_left_out]
+    migrate.apply(url, through=wanted[-1])

@@ -12,7 +12,7 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import lexical, migrate
+from mdchunks import database, lexical, migrate
 
 from benchmarks.row_cost import migrate_through
 
@@ -103,19 +103,20 @@ def test_a_database_at_0008_with_rows_upgrades_in_place(
         assert generated == []
         # Search over the old statistics (no bounds for MaxScore) is what it
         # is over refreshed ones (with bounds).
-        before = lexical.bm25(conn, "strings heap memory", k=3, source="docs")
-        assert len(before) == 3
-        bounds_sql = (
-            "SELECT bool_and(max_occurrences >= 1 AND max_heading_occurrences >= 0) "
-            "FROM mdchunks_search_terms WHERE source = 'docs'"
-        )
-        lexical.refresh_stats(conn, "docs")  # too small a source for the bounds
-        assert conn.execute(bounds_sql).fetchone() == (None,)
-        assert lexical.bm25(conn, "strings heap memory", k=3, source="docs") == before
-        monkeypatch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 3)
-        lexical.refresh_stats(conn, "docs")
-        assert conn.execute(bounds_sql).fetchone() == (True,)
-        assert lexical.bm25(conn, "strings heap memory", k=3, source="docs") == before
+        with database.connect(database_url) as ours:
+            before = lexical.bm25(ours, "strings heap memory", k=3, source="docs")
+            assert len(before) == 3
+            bounds_sql = (
+                "SELECT bool_and(max_occurrences >= 1 AND max_heading_occurrences >= 0) "
+                "FROM mdchunks_search_terms WHERE source = 'docs'"
+            )
+            lexical.refresh_stats(ours, "docs")  # too small a source for the bounds
+            assert conn.execute(bounds_sql).fetchone() == (None,)
+            assert lexical.bm25(ours, "strings heap memory", k=3, source="docs") == before
+            monkeypatch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 3)
+            lexical.refresh_stats(ours, "docs")
+            assert conn.execute(bounds_sql).fetchone() == (True,)
+            assert lexical.bm25(ours, "strings heap memory", k=3, source="docs") == before
 
         # New rows get from the trigger what the generated columns gave.
         new_ids = _insert(conn, [(f"c{r[0]}", *r[1:]) for r in _ROWS])

@@ -5,13 +5,12 @@ database that an older mdchunks migrated with yoyo's tables in `public`."""
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import embedding, migrate
+from mdchunks import database, embedding, migrate
 
 OUR_TABLES = {
     "content_chunks",
@@ -23,6 +22,7 @@ OUR_TABLES = {
 }
 YOYO_TABLES = set(migrate.YOYO_TABLES)
 OLD_MIGRATIONS = [mid for mid in migrate.migration_ids() if mid < "0007"]
+OLD_LAST = "0006"  # the last migration of that release
 
 
 def _query(url: str, statement: str, params: object = None) -> list[tuple[object, ...]]:
@@ -65,23 +65,14 @@ def _not_valid(url: str) -> list[str]:
     return [str(name) for (name,) in rows]
 
 
-def _migrate_the_old_way(url: str, ids: list[str]) -> None:
-    """What mdchunks before migration 0007 did: yoyo with its tables in the
-    database's own schema (`public`), the migrations `ids` applied."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from yoyo import get_backend, read_migrations
-        from yoyo.migrations import MigrationList
-
-    backend = get_backend(migrate.yoyo_url(url))
-    try:
-        with migrate._migrations_dir() as folder:
-            found = read_migrations(str(folder))
-            chosen = MigrationList([m for m in found if m.id in ids])
-            with backend.lock():
-                backend.apply_migrations(backend.to_apply(chosen))
-    finally:
-        backend.connection.close()
+def _migrate_the_old_way(url: str, through: str) -> None:
+    """What mdchunks before migration 0007 left: the migrations through
+    `through` applied, and the record (yoyo's tables, in yoyo's format) in the
+    database's own schema, `public`."""
+    migrate.apply(url, through=through)
+    for name in migrate.YOYO_TABLES:
+        _query(url, f"ALTER TABLE {migrate.BOOKKEEPING_SCHEMA}.{name} SET SCHEMA public")
+    _query(url, f"DROP SCHEMA {migrate.BOOKKEEPING_SCHEMA}")
 
 
 def test_every_table_and_column_we_own_explains_itself(database_url: str) -> None:
@@ -100,7 +91,7 @@ def test_every_table_and_column_we_own_explains_itself(database_url: str) -> Non
 
 def test_the_optional_embeddings_table_explains_itself(database_url: str) -> None:
     migrate.apply(database_url)
-    with psycopg.connect(database_url, autocommit=True) as conn:
+    with database.connect(database_url) as conn:
         embedding.ensure_schema(conn)
 
     assert _uncommented(database_url, {embedding.TABLE}) == []
@@ -144,9 +135,9 @@ def test_a_database_migrated_by_the_previous_code_upgrades(
 ) -> None:
     # Migrated by an older mdchunks: yoyo's tables in public, 0001-0006 applied,
     # and a row written before 0006 (no breadcrumb although it has a path).
-    _migrate_the_old_way(database_url, [mid for mid in OLD_MIGRATIONS if mid < "0006"])
+    _migrate_the_old_way(database_url, "0005")
     _query(database_url, _OLD_ROW)
-    _migrate_the_old_way(database_url, OLD_MIGRATIONS)
+    _migrate_the_old_way(database_url, OLD_LAST)
     assert _tables(database_url, "public") >= YOYO_TABLES
     # The record where it is still counts: only the new migrations are pending.
     new = tuple(mid for mid in migrate.migration_ids() if mid not in OLD_MIGRATIONS)
@@ -183,7 +174,7 @@ def test_a_database_migrated_by_the_previous_code_upgrades(
 
 
 def test_an_upgrade_without_old_rows_validates_the_check(database_url: str) -> None:
-    _migrate_the_old_way(database_url, OLD_MIGRATIONS)
+    _migrate_the_old_way(database_url, OLD_LAST)
     assert _not_valid(database_url) == ["content_chunks_breadcrumb_check"]
 
     migrate.apply(database_url)
@@ -267,7 +258,9 @@ def test_a_failing_migration_leaves_neither_its_changes_nor_its_record(
         yield folder
 
     monkeypatch.setattr(migrate, "_migrations_dir", migrations_dir)
-    with pytest.raises(mdchunks.MdchunksError, match="a migration failed: division by zero"):
+    with pytest.raises(
+        mdchunks.MdchunksError, match=r"a migration failed: division by zero \(migration 0002_"
+    ):
         migrate.apply(database_url)
 
     assert _tables(database_url, "public") == {"first_table"}

@@ -22,7 +22,8 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import Recipe, embedder, embedding, migrate
+from mdchunks import Recipe, database, embedder, embedding, migrate
+from mdchunks.connection import quote_ident
 from psycopg import sql
 from reliability_support import (
     ROOT,
@@ -176,13 +177,12 @@ def test_a_dml_role_embeds_into_an_old_vector_table_it_may_not_upgrade(
     (root / "a.md").write_text("# Birds\n\nOwls hunt at night and sleep by day.\n")
     (root / "b.md").write_text("# Kitchens\n\nA kettle boils water for tea.\n")
     role = psycopg.conninfo.conninfo_to_dict(restricted)["user"]
-    with psycopg.connect(database_url, autocommit=True) as owner:
+    with database.connect(database_url) as owner:
         embedding.ensure_schema(owner)
         owner.execute(f"ALTER TABLE {embedding.TABLE} ALTER COLUMN embedding TYPE vector(384)")
         owner.execute(
-            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON TABLE {} TO {}").format(
-                sql.Identifier(embedding.TABLE), sql.Identifier(str(role))
-            )
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON TABLE "
+            f"{quote_ident(embedding.TABLE)} TO {quote_ident(str(role))}"
         )
     data_dir = tmp_path / "data"
     args = ["--source", SOURCE, "--database-url", restricted, "--data-dir", str(data_dir)]
@@ -192,7 +192,7 @@ def test_a_dml_role_embeds_into_an_old_vector_table_it_may_not_upgrade(
     assert done.code == 0, done.text
     assert "2 embedded, 0 deleted (2 in the source; all-MiniLM-L6-v2;" in done.out
     assert "may not create the model's HNSW index" in done.out
-    with psycopg.connect(database_url, autocommit=True) as owner:
+    with database.connect(database_url) as owner:
         assert embedding.schema(owner).typmod == 384  # not upgraded
         name = embedding.index_name(embedder.DEFAULT_MODEL, 384)
         row = owner.execute("SELECT to_regclass(%s)", [name]).fetchone()
@@ -296,15 +296,27 @@ def test_invalid_source_names_are_refused(name: str, tmp_path: Path) -> None:
     assert refused.value.exit_code == 2
 
 
-def _execute_calls(tree: ast.AST) -> Iterator[ast.Call]:
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in {"execute", "executemany"}
-            and node.args
-        ):
-            yield node
+def _execute_calls(tree: ast.AST) -> Iterator[tuple[ast.Call, dict[str, list[ast.expr]]]]:
+    """Each statement sent (`execute`, `executemany`, `run_script`), with what
+    the names of its enclosing function are assigned (a statement built into a
+    variable first is judged by what the variable was given)."""
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        assigned: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        assigned.setdefault(target.id, []).append(node.value)
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in {"execute", "executemany", "run_script"}
+                and node.args
+            ):
+                yield node, assigned
 
 
 def _string_constants(tree: ast.Module) -> set[str]:
@@ -321,59 +333,123 @@ def _string_constants(tree: ast.Module) -> set[str]:
     return {name for name in literal if bound[name] == 1 and name.isupper()}
 
 
-def _assembled(statement: ast.expr, constants: set[str]) -> bool:
-    """Is this SQL text built from something other than literals and constants?"""
-    if isinstance(statement, ast.JoinedStr):
-        return not all(
-            isinstance(part, ast.Constant)
-            or (
-                isinstance(part, ast.FormattedValue)
-                and isinstance(part.value, ast.Name)
-                and part.value.id in constants
+QUOTING = {"quote_ident", "quote_literal"}  # flow/connection.py
+
+
+def _quoting(value: ast.expr) -> bool:
+    """A call of one of the quoting functions (`quote_ident(name)`), possibly
+    with a `.replace(...)` after it (a `%` doubled for the placeholders)."""
+    replaced = isinstance(value, ast.Call) and getattr(value.func, "attr", "") == "replace"
+    if replaced:
+        return _quoting(value.func.value)  # type: ignore[attr-defined]
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name in QUOTING
+
+
+def _assembled(
+    statement: ast.expr, constants: set[str], assigned: dict[str, list[ast.expr]] | None = None
+) -> bool:
+    """Is this SQL text built from something other than literals, constants
+    and quoted identifiers or constants?"""
+    assigned = assigned or {}
+
+    def template(value: ast.expr) -> bool:
+        """Text of our own: a literal, a constant, a named query (`QUERIES[...]`),
+        or a local name given only such."""
+        if isinstance(value, ast.Constant) or (
+            isinstance(value, ast.Name) and value.id in constants
+        ):
+            return True
+        if isinstance(value, ast.Subscript) and getattr(value.value, "id", "") == "QUERIES":
+            return True
+        if isinstance(value, ast.IfExp):
+            return template(value.body) and template(value.orelse)
+        if isinstance(value, ast.Name) and value.id in assigned:
+            return all(template(given) for given in assigned[value.id])
+        return False
+
+    def safe_part(value: ast.expr) -> bool:
+        if template(value) or _quoting(value):
+            return True
+        return isinstance(value, (ast.Call, ast.JoinedStr)) and composed(value)
+
+    def composed(value: ast.expr) -> bool:
+        """An f-string or a template's `.format` over safe parts only."""
+        if isinstance(value, ast.JoinedStr):
+            return all(
+                isinstance(part, ast.Constant)
+                or (isinstance(part, ast.FormattedValue) and safe_part(part.value))
+                for part in value.values
             )
-            for part in statement.values
-        )
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "format"
+        ):
+            return (
+                template(value.func.value)
+                and all(safe_part(arg) for arg in value.args)
+                and all(safe_part(keyword.value) for keyword in value.keywords)
+            )
+        return False
+
+    if isinstance(statement, ast.Name) and statement.id in assigned:
+        values = assigned.pop(statement.id)  # popped: a name assigned from itself ends here
+        return any(_assembled(value, constants, assigned) for value in values)
+    if isinstance(statement, ast.JoinedStr):
+        return not composed(statement)
     if isinstance(statement, ast.BinOp):
         return True
-    if (
-        isinstance(statement, ast.Call)
-        and isinstance(statement.func, ast.Attribute)
-        and statement.func.attr == "format"  # str.format, unless on psycopg's sql.SQL
-    ):
-        receiver = statement.func.value
-        return not (isinstance(receiver, ast.Call) and getattr(receiver.func, "attr", "") == "SQL")
+    if isinstance(statement, ast.Call) and getattr(statement.func, "attr", "") == "format":
+        return not composed(statement)
     return False
 
 
 def test_no_sql_in_flow_is_assembled_from_strings() -> None:
     """Every statement flow/ executes is a literal, a named query from
-    queries.sql, a module constant, an f-string over module-level string
-    constants (a table name), or psycopg.sql composition: never text built
-    from a value (`%`, `+`, `.format`, an f-string over a variable). Values
-    (source names, paths, options) always travel as parameters."""
+    queries.sql, a module constant, or an f-string or `.format` over
+    module-level string constants (a table name) and quoted identifiers and
+    constants (`quote_ident`, `quote_literal`: DDL takes no parameters):
+    never text built from a raw value (`%`, `+`, `.format` or an f-string over
+    a variable), also when it is built into a variable first. Values (source
+    names, paths, options) always travel as parameters."""
     offenders = []
     calls = 0
     for path in sorted((ROOT / "flow").glob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
         constants = _string_constants(tree)
-        for call in _execute_calls(tree):
+        for call, assigned in _execute_calls(tree):
             calls += 1
-            if _assembled(call.args[0], constants):
+            if _assembled(call.args[0], constants, dict(assigned)):
                 offenders.append(f"{path.name}:{call.lineno}")
     assert calls > 20
     assert offenders == []
     # The check itself catches what it should (and lets constants through).
     probe = ast.parse(
         'TABLE = "t"\n'
-        "conn.execute(f\"DELETE FROM x WHERE s = '{source}'\")\n"
-        'conn.execute("SELECT " + column)\n'
-        'conn.execute("SELECT %s" % value)\n'
-        'conn.execute("SELECT {}".format(value))\n'
-        'conn.execute(f"DELETE FROM {TABLE} WHERE s = %s", [source])\n'
-        'conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))\n'
+        'QUERY = "CREATE INDEX {name} ... {size}"\n'
+        "def f():\n"
+        "    conn.execute(f\"DELETE FROM x WHERE s = '{source}'\")\n"
+        '    conn.execute("SELECT " + column)\n'
+        '    conn.execute("SELECT %s" % value)\n'
+        '    conn.execute("SELECT {}".format(value))\n'
+        "    statement = QUERY.format(name=name)\n"
+        "    conn.execute(statement)\n"
+        '    conn.execute(f"DELETE FROM {TABLE} WHERE s = %s", [source])\n'
+        '    conn.execute(f"CREATE DATABASE {quote_ident(name)}")\n'
+        "    ddl = QUERY.format(name=connection.quote_ident(n), size=quote_literal(k))\n"
+        "    conn.run_script(ddl)\n"
+        '    conn.execute(f"SELECT {str(value)}")\n'
+        "    conn.execute(text.format(a=quote_ident(n)))\n"
     )
-    verdicts = [_assembled(c.args[0], _string_constants(probe)) for c in _execute_calls(probe)]
-    assert verdicts == [True, True, True, True, False, False]
+    verdicts = [
+        _assembled(c.args[0], _string_constants(probe), dict(assigned))
+        for c, assigned in _execute_calls(probe)
+    ]
+    assert verdicts == [True, True, True, True, True, False, False, False, True, True]
     queries = (ROOT / "flow" / "queries.sql").read_text()
     assert "{" not in queries.replace("'{}'", "")  # no format fields in the named queries
 
