@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks import corpora
+from benchmarks import breakdown, corpora
 from benchmarks.context import APPS, SOURCE, Context, Pair, log, median
 from benchmarks.jobs import run_job, run_whole
 from benchmarks.postgres import row_count, write_cost
@@ -437,8 +437,16 @@ def peer_runs(ctx: Context, key: str) -> dict[str, list[dict[str, Any]]]:
             name = f"whole_{app}_{tag}_{trial}"
             url = ctx.server().create(name)
             folder = ctx.work / "whole" / name
+            # The server's CPU during the run (its backends, autovacuum): None
+            # when the server is no process of this machine.
+            postmaster = breakdown.postmaster_of(url)
+            server_before = None if postmaster is None else breakdown.server_cpu(postmaster)
             try:
                 result = run_whole(_whole_argv(app, corpus.root, url, folder))
+                if postmaster is not None and server_before is not None:
+                    result["server_cpu_seconds"] = breakdown.server_cpu(postmaster) - server_before
+                else:
+                    result["server_cpu_seconds"] = None
                 result["rows"] = _whole_rows(app, url, result)
             finally:
                 ctx.server().drop(name)
@@ -511,6 +519,7 @@ def stage_peer(ctx: Context) -> list[Figure]:
                 note=f"peer script {peaks['peer']:.0f} MB",
             ),
             _bare_floor(corpus.label(), runs, seconds["peer"], kind),
+            _floor_with_database(corpus.label(), runs, seconds["peer"], kind),
         ]
     return figures
 
@@ -535,6 +544,36 @@ def _bare_floor(
         baseline_name="peer script",
         ratio=floor / peer,
         note="the least any cocoindex app of this shape can take here",
+    )
+
+
+def _floor_with_database(
+    label: str, runs: dict[str, list[dict[str, Any]]], peer: float, kind: str
+) -> Figure:
+    """The same floor, counting what the run cost the database too (its
+    server shares the cores): ours, and the bare app's in the note. Ours above
+    the peer's time: no scheduling, however perfect, reaches the peer's target
+    without first doing less work."""
+    cores = os.cpu_count() or 1
+    measured = all(r["server_cpu_seconds"] is not None for app in runs for r in runs[app])
+
+    def floor(app: str) -> float:
+        return (
+            median([r["cpu_seconds"] + (r["server_cpu_seconds"] or 0.0) for r in runs[app]]) / cores
+        )
+
+    ours, bare = floor("ours"), floor("bare")
+    return Figure(
+        stage="7 peer",
+        case=label,
+        measure=f"floor s with the database: (app + server CPU) / {cores} cores, {kind}; "
+        "ratio = floor/peer",
+        ours=ours,
+        baseline=peer,
+        baseline_name="peer script",
+        ratio=ours / peer,
+        note=f"bare app's: {bare:.2f} s ({bare / peer:.2f}x the peer)"
+        + ("" if measured else "; the server's CPU not measurable here, counted as 0"),
     )
 
 

@@ -10,6 +10,7 @@ in your own cocoindex app").
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from typing import NoReturn
@@ -18,7 +19,15 @@ from typing import NoReturn
 def main(argv: list[str] | None = None) -> NoReturn:
     os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
     os.environ.setdefault("RUST_LOG", "error")
+    # The imports make some hundred thousand objects that live as long as the
+    # process: collecting while they are made finds nothing to free, and every
+    # later full collection would walk them all again. So no collection during
+    # the imports, and what they made is frozen out of later ones.
+    gc.disable()
     from mdchunks.cli import main as run_cli
+
+    gc.freeze()
+    gc.enable()
 
     try:
         run_cli(argv)

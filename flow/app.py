@@ -35,6 +35,7 @@ import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs, postgres
 from cocoindex.resources.file import FileLike
+from mdchunks import database
 from mdchunks.chunking import chunk_markdown
 from mdchunks.database import redact, scrub
 from mdchunks.documents import (
@@ -77,7 +78,13 @@ async def open_environment(
     """The environment of one run: a pool, the root, the ledger, the state dir."""
     state_dir.mkdir(parents=True, exist_ok=True)
     try:
-        pool = await asyncpg.create_pool(database_url, min_size=1, max_size=POOL_MAX_SIZE)
+        # asyncpg takes URLs, with only the parameters it knows (flow/database.py).
+        pool = await asyncpg.create_pool(
+            database.url_of(database_url),
+            min_size=1,
+            max_size=POOL_MAX_SIZE,
+            timeout=database.connect_timeout(database_url),
+        )
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
         shown = " ".join(str(exc).split()) or type(exc).__name__
         raise DatabaseUnavailable(

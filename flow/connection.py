@@ -50,14 +50,13 @@ class ConnectionLost(Exception):
 Error = (asyncpg.PostgresError, ConnectionLost)
 
 # What ends a session, as asyncpg reports it (server errors of class 08 and
-# 57P0x are PostgresErrors; `is_loss` below tells them apart).
-_LOSSES = (
-    OSError,
-    asyncio.TimeoutError,
-    asyncpg.ConnectionDoesNotExistError,
-    asyncpg.InterfaceError,
-    asyncpg.InternalClientError,
-)
+# 57P0x are PostgresErrors; `is_loss` below tells them apart). asyncpg's
+# InterfaceError is also a misuse ("another operation is in progress"): a loss
+# only when the connection is closed after it.
+_LOSSES = (OSError, asyncio.TimeoutError, asyncpg.ConnectionDoesNotExistError)
+_MAYBE_LOSSES = (asyncpg.InterfaceError, asyncpg.InternalClientError)
+# How long an interrupted statement (Ctrl-C) gets to be cancelled on the server.
+CANCEL_WAIT_SECONDS = 5.0
 
 
 def is_loss(exc: BaseException) -> bool:
@@ -131,7 +130,8 @@ def _rowcount(status: str | None) -> int:
 
 
 class Connection:
-    """An autocommit session to one database (see the module's docstring)."""
+    """An autocommit session to one database (see the module's docstring).
+    One statement at a time, whichever thread sends it (a lock)."""
 
     def __init__(
         self, raw: asyncpg.Connection, loop: asyncio.AbstractEventLoop, thread: threading.Thread
@@ -139,17 +139,20 @@ class Connection:
         self._raw = raw
         self._loop = loop
         self._thread = thread
+        self._lock = threading.RLock()
+        self._closing = False
 
     # -- statements --------------------------------------------------------
 
-    def execute(self, query: str, params: Params = None) -> Result:
-        """One statement, parameters bound by the server."""
+    def execute(self, query: str, params: Params = None, *, timeout: float | None = None) -> Result:
+        """One statement, parameters bound by the server. `timeout`: seconds
+        until the statement is cancelled and `ConnectionLost` raised."""
         text, args = bind(query, params)
-        return self._run(self._execute(text, args))
+        return self._run(self._execute(text, args, timeout))
 
-    async def _execute(self, text: str, args: list[Any]) -> Result:
-        statement = await self._raw.prepare(text)
-        records = await statement.fetch(*args)
+    async def _execute(self, text: str, args: list[Any], timeout: float | None) -> Result:
+        statement = await self._raw.prepare(text, timeout=timeout)
+        records = await statement.fetch(*args, timeout=timeout)
         return Result([tuple(record) for record in records], _rowcount(statement.get_statusmsg()))
 
     def executemany(self, query: str, params: Sequence[Params]) -> None:
@@ -180,17 +183,32 @@ class Connection:
 
     @property
     def closed(self) -> bool:
-        return bool(self._raw.is_closed())
+        return self._closing or bool(self._raw.is_closed())
+
+    @property
+    def address(self) -> tuple[str, str]:
+        """Where the client connected: (host, port) as the client named them,
+        a unix socket's folder as its host (what libpq reports too)."""
+        found = getattr(self._raw, "_addr", None)
+        if isinstance(found, str):  # "/folder/.s.PGSQL.5432"
+            folder, _, name = found.rpartition("/")
+            return folder, name.rpartition(".")[2]
+        if isinstance(found, tuple) and len(found) >= 2:
+            return str(found[0]), str(found[1])
+        return "-", "-"
 
     def close(self) -> None:
-        """End the session and its thread (safe twice, and after a loss)."""
-        if self._loop.is_closed():
-            return
-        with contextlib.suppress(Exception):
-            self._run(self._raw.close(timeout=2))
-        if not self._raw.is_closed():
-            self._loop.call_soon_threadsafe(self._raw.terminate)
-        _stop(self._loop, self._thread)
+        """End the session and its thread (safe twice, after a loss, from any thread)."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            with contextlib.suppress(Exception):
+                future = asyncio.run_coroutine_threadsafe(self._raw.close(timeout=2), self._loop)
+                future.result(timeout=CANCEL_WAIT_SECONDS)
+            if not self._raw.is_closed():
+                self._loop.call_soon_threadsafe(self._raw.terminate)
+            _stop(self._loop, self._thread)
 
     def __enter__(self) -> Connection:
         return self
@@ -199,13 +217,25 @@ class Connection:
         self.close()
 
     def _run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if self._loop.is_closed():
-            coro.close()
-            raise ConnectionLost(asyncpg.InterfaceError("the connection is closed"))
-        try:
-            return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
-        except _LOSSES as exc:
-            raise ConnectionLost(exc) from exc
+        with self._lock:
+            if self._closing:
+                coro.close()
+                raise ConnectionLost(asyncpg.InterfaceError("the connection is closed"))
+            future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+            try:
+                return future.result()
+            except BaseException as exc:
+                if not future.done():
+                    # Interrupted while waiting (Ctrl-C): cancel the statement
+                    # too, so the session is usable again (for a rollback).
+                    future.cancel()
+                    with contextlib.suppress(BaseException):
+                        future.result(timeout=CANCEL_WAIT_SECONDS)
+                if isinstance(exc, _LOSSES) or (
+                    isinstance(exc, _MAYBE_LOSSES) and self._raw.is_closed()
+                ):
+                    raise ConnectionLost(exc) from exc
+                raise
 
 
 def connect(dsn: str, *, application_name: str, timeout: float) -> Connection:
@@ -243,7 +273,12 @@ def quote_ident(*parts: str) -> str:
 
 
 def quote_literal(value: str | int | float) -> str:
-    """A constant in SQL text (for DDL, which takes no parameters)."""
+    """A constant in SQL text (for DDL, which takes no parameters). A text
+    with a backslash is an escape string (`E'...'`), which means the same
+    whatever `standard_conforming_strings` says."""
     if isinstance(value, bool) or not isinstance(value, str):
         return str(value)
-    return "'" + value.replace("'", "''") + "'"
+    quoted = value.replace("'", "''")
+    if "\\" in value:
+        return "E'" + quoted.replace("\\", "\\\\") + "'"
+    return "'" + quoted + "'"

@@ -84,7 +84,7 @@ def resolve(
     url = database_url or os.environ.get("DATABASE_URL") or None
     if url:
         check_url(url)
-        return Database(url=url_of(url), embedded=False, data_dir=data_dir)
+        return Database(url=url, embedded=False, data_dir=data_dir)
     if not create and not has_embedded(data_dir):
         raise NothingThere(
             f"nothing here: no embedded PostgreSQL in {data_dir} (`mdchunks ingest PATH` "
@@ -111,6 +111,14 @@ def check_url(url: str) -> None:
             parse_key_values(url)
     except ValueError as exc:
         raise UsageError(f"invalid database URL {redact(url)}: {scrub(str(exc), url)}") from None
+    unsupported = unsupported_parameters(url)
+    if unsupported:
+        raise UsageError(
+            f"unsupported parameter {scrub(', '.join(unsupported), url)} in the database URL "
+            f"{redact(url)}: mdchunks connects with asyncpg (the engine's driver), which "
+            "knows host, port, dbname, user, password, passfile, service, the ssl* "
+            "parameters, target_session_attrs, application_name and options"
+        )
 
 
 def _check_uri(url: str) -> None:
@@ -160,15 +168,67 @@ def parse_key_values(dsn: str) -> dict[str, str]:
     return found
 
 
+# The connection parameters asyncpg reads itself (asyncpg/connect_utils.py),
+# and the server's own startup parameters: asyncpg sends any other query
+# parameter to the server as a setting, which refuses libpq's own
+# ("unrecognized configuration parameter"). libpq's TCP tuning has no
+# asyncpg counterpart and is left out; connect_timeout is ours to apply.
+_ASYNCPG_PARAMETERS = frozenset(
+    {
+        "host", "port", "dbname", "database", "user", "password", "passfile", "service",
+        "sslmode", "sslcert", "sslkey", "sslrootcert", "sslnegotiation", "sslcrl",
+        "sslpassword", "ssl_min_protocol_version", "ssl_max_protocol_version",
+        "target_session_attrs", "krbsrvname", "gsslib",
+        "application_name", "options", "client_encoding",
+    }
+)  # fmt: skip
+_LEFT_OUT = frozenset(
+    {
+        "connect_timeout", "fallback_application_name", "keepalives", "keepalives_idle",
+        "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+    }
+)  # fmt: skip
+
+
+def _parameters(dsn: str) -> tuple[str, dict[str, str]]:
+    """The URL without its query (or `postgresql://` for a key=value string),
+    and its parameters, decoded as libpq decodes them (a `+` is a plus)."""
+    if "://" not in dsn:
+        params = parse_key_values(dsn)
+        dbname = params.pop("dbname", None)
+        # No dbname: nothing after the `/`, so PGDATABASE or the user name apply.
+        base = "postgresql://" if dbname is None else f"postgresql:///{quote(dbname, safe='')}"
+        return base, params
+    base, _, query = dsn.partition("?")
+    params = {}
+    for piece in filter(None, query.split("&")):
+        key, _, value = piece.partition("=")
+        params[unquote(key)] = unquote(value)
+    return base, params
+
+
+def unsupported_parameters(dsn: str) -> list[str]:
+    """The parameters of `dsn` that mdchunks cannot honour (libpq's own)."""
+    _, params = _parameters(dsn)
+    return sorted(set(params) - _ASYNCPG_PARAMETERS - _LEFT_OUT)
+
+
 def url_of(dsn: str) -> str:
-    """A URL for a `key=value` connection string (asyncpg takes URLs only);
-    a URL as it is."""
-    if "://" in dsn:
-        return dsn
-    params = parse_key_values(dsn)
-    dbname = params.pop("dbname", "")
-    query = urlencode(params, quote_via=quote)
-    return f"postgresql:///{quote(dbname, safe='')}" + (f"?{query}" if query else "")
+    """The URL asyncpg is given for `dsn` (a URL or a key=value string): the
+    parameters it reads, re-encoded so that it decodes them as libpq does."""
+    base, params = _parameters(dsn)
+    kept = {key: value for key, value in params.items() if key not in _LEFT_OUT}
+    query = urlencode(kept, quote_via=quote)
+    return base + (f"?{query}" if query else "")
+
+
+def connect_timeout(dsn: str) -> float:
+    """`connect_timeout` of the URL (libpq's: seconds, 0 or none: the default)."""
+    with contextlib.suppress(ValueError):
+        seconds = float(_parameters(dsn)[1].get("connect_timeout", "0"))
+        if seconds > 0:
+            return max(seconds, 2.0)  # libpq's minimum
+    return CONNECT_TIMEOUT_SECONDS
 
 
 def connect(url: str, *, application_name: str = "mdchunks") -> Connection:
@@ -176,7 +236,7 @@ def connect(url: str, *, application_name: str = "mdchunks") -> Connection:
     `DatabaseUnavailable`."""
     try:
         return connection.connect(
-            url_of(url), application_name=application_name, timeout=CONNECT_TIMEOUT_SECONDS
+            url_of(url), application_name=application_name, timeout=connect_timeout(url)
         )
     except Exception as exc:  # asyncpg: OSError, PostgresError, ValueError, timeouts ...
         raise DatabaseUnavailable(
@@ -187,8 +247,12 @@ def connect(url: str, *, application_name: str = "mdchunks") -> Connection:
 def _connect_cause(exc: Exception, url: str) -> str:
     """Why connecting failed, in the system's words ("Connection refused"),
     where asyncpg says "[Errno 111] Connect call failed ('127.0.0.1', 1)"."""
-    if isinstance(exc, OSError) and exc.errno:
+    if isinstance(exc, OSError) and exc.errno and exc.errno > 0:
         return os.strerror(exc.errno)
+    if isinstance(exc, OSError) and exc.strerror:
+        # A failed name lookup (socket.gaierror): a negative number that
+        # os.strerror does not know, and words of its own.
+        return str(exc.strerror)
     if isinstance(exc, TimeoutError):  # asyncio's is this one too (3.11)
         return f"no answer within {CONNECT_TIMEOUT_SECONDS} s"
     return _first_line(exc, url)
@@ -239,12 +303,8 @@ def identity(conn: Connection) -> str:
         if found:
             system_id = found[0]
     if system_id == "-":
-        where = conn.execute(
-            "SELECT coalesce(host(inet_server_addr()), current_setting('unix_socket_directories')),"
-            "       current_setting('port')"
-        ).fetchone()
-        assert where is not None
-        system_id = f"{where[0]}:{where[1]}"
+        host, port = conn.address
+        system_id = f"{host}:{port}"
     return f"{system_id}/{row[1]}#{row[0]}/content_chunks#{row[2]}"
 
 
@@ -252,7 +312,11 @@ def identity_hash(identity_text: str) -> str:
     return hashlib.sha256(identity_text.encode()).hexdigest()[:16]
 
 
-_PASSWORD_IN_KV = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
+# A value quoted, or up to a blank or `&`; a backslash escapes the next
+# character in both (libpq's rule: `password=a\ b` is "a b").
+_PASSWORD_IN_KV = re.compile(
+    r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|(?:\\.|[^\s&\\])+)", re.IGNORECASE
+)
 _PORT = re.compile(r"[0-9]*")
 
 

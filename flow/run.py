@@ -444,13 +444,18 @@ def _engine_runner(
     return run
 
 
+# A server that stops answering (a black-holed host) is lost too: not waited
+# for forever.
+ALIVE_TIMEOUT_SECONDS = 30.0
+
+
 def _alive_check(db: database.Database, conn: Connection) -> engine.AliveFn:
     """Raises when the connection holding the source's lock is gone (and the lock
     with it): the engine then stops the run instead of retrying its writes."""
 
     def alive() -> None:
         try:
-            conn.execute("SELECT 1")
+            conn.execute("SELECT 1", timeout=ALIVE_TIMEOUT_SECONDS)
         except connection.Error as exc:
             if database.is_connection_loss(exc) or conn.closed:
                 raise database.lost(db.url, exc) from None

@@ -49,7 +49,8 @@ def test_quick_peer_and_breakdown_stages(
     results = json.loads((tmp_path / "results" / "quick.json").read_text())
     figures = results["figures"]
     peer = [figure for figure in figures if figure["stage"] == "7 peer"]
-    assert len(peer) == 3 * 5  # rust-book, long, tldr: time, MB/s, vs bare, memory, floor
+    # rust-book, long, tldr: time, MB/s, vs bare, memory, floor, floor with the database
+    assert len(peer) == 3 * 6
     assert [f["met"] for f in peer if "ours/peer" in f["measure"]][2] is None  # tldr: no target
     for figure in peer:
         assert figure["ours"] > 0 and figure["baseline"] > 0, figure
@@ -62,9 +63,18 @@ def test_quick_peer_and_breakdown_stages(
             assert run["cpu_seconds"] > 0, (key, app)
             assert run["rows"] > 0, (key, app)
         # The floor is the bare app's CPU spread over the cores.
-        (floor,) = [f for f in peer if f["case"].startswith(key) and "floor" in f["measure"]]
+        floor, with_database = [
+            f for f in peer if f["case"].startswith(key) and "floor" in f["measure"]
+        ]
         cores = os.cpu_count() or 1
         assert floor["ours"] == pytest.approx(runs[key]["bare"][0]["cpu_seconds"] / cores)
+        # With the database: ours, its CPU and the server's during its run (the
+        # embedded server is a process of this machine: measured).
+        (ours_run,) = runs[key]["ours"]
+        assert ours_run["server_cpu_seconds"] > 0, key
+        assert with_database["ours"] == pytest.approx(
+            (ours_run["cpu_seconds"] + ours_run["server_cpu_seconds"]) / cores
+        )
         # Ours and the bare app split alike (the same splitter and budgets).
         assert runs[key]["ours"][0]["rows"] == runs[key]["bare"][0]["rows"], key
 
