@@ -317,6 +317,7 @@ def identity_hash(identity_text: str) -> str:
 _PASSWORD_IN_KV = re.compile(
     r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|(?:\\.|[^\s&\\])+)", re.IGNORECASE
 )
+_PASSWORD_TO_BLANK = re.compile(r"(password\s*=\s*)([^\s&]+)", re.IGNORECASE)
 _PORT = re.compile(r"[0-9]*")
 
 
@@ -425,6 +426,9 @@ def _secrets_of(url: str) -> set[str]:
     for match in _PASSWORD_IN_KV.finditer(url):
         found.add(match.group(2))
         found.add(match.group(2).strip("'"))
+    # And each value cut at its first blank, escaped or not: what a message
+    # that quotes the password as typed may show of it.
+    found.update(match.group(2) for match in _PASSWORD_TO_BLANK.finditer(url))
     spellings = set()
     for secret in found:
         spellings.update({secret, unquote(secret), quote(secret, safe="")})

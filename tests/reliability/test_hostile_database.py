@@ -44,6 +44,9 @@ def _spellings(password: str) -> set[str]:
 @settings(max_examples=500, deadline=None)
 # Found by this test in CI: junk before the scheme puts a `://` in the user info.
 @example(password="S3CRET0", shape="{junk}postgresql://u:{pw}@{junk}/db", junk="://")
+# Found in CI: a backslash escapes the blank after it, so the value runs on
+# (libpq's rule), while a message may quote the password as typed.
+@example(password="S3CRET\\", shape="host=h password={pw} port=abc", junk="")
 @given(
     password=PASSWORDS,
     shape=st.sampled_from(SHAPES),
