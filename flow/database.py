@@ -122,8 +122,9 @@ def check_url(url: str) -> None:
 
 
 def _check_uri(url: str) -> None:
-    """A bad percent escape, or one that is not UTF-8, is refused before
-    connecting; whatever else is wrong, connecting says."""
+    """What libpq refuses before connecting: a bad percent escape (or one that
+    is not UTF-8), an unclosed IPv6 bracket, a port that is no number.
+    Whatever else is wrong, connecting says."""
     for escape in re.finditer(r"%(.{0,2})", url):
         if not re.fullmatch(r"[0-9a-fA-F]{2}", escape.group(1)):
             raise ValueError(f"invalid percent-encoded token at offset {escape.start()}")
@@ -131,6 +132,17 @@ def _check_uri(url: str) -> None:
         unquote(url, errors="strict")
     except UnicodeDecodeError:
         raise ValueError("a percent escape is not UTF-8") from None
+    # The hosts, as libpq finds them: after the user info (which ends at the
+    # first `@` before any `/`), up to the path or the query.
+    rest = url.split("://", 1)[1]
+    end = next((i for i, char in enumerate(rest) if char in "@/"), len(rest))
+    hosts = rest[end + 1 :] if end < len(rest) and rest[end] == "@" else rest
+    for host in re.split(r"[/?]", hosts, maxsplit=1)[0].split(","):
+        if host.startswith("[") and "]" not in host:
+            raise ValueError("an IPv6 address is missing its closing bracket")
+        port = _port_of(host)
+        if port and not port.isdigit():
+            raise ValueError("a port is not a number")  # not shown: it may be a password
 
 
 _KEY_VALUE = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")

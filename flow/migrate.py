@@ -266,6 +266,11 @@ def _prepare_bookkeeping(conn: Connection, url: str) -> None:
         )
         for (name,) in missing:
             conn.execute(_CREATE_TABLE[name])
+        # yoyo's own lock is a row that a killed yoyo (an older mdchunks) leaves
+        # behind, which would stop that release for good. Migrations of
+        # mdchunks, old and new, run under the advisory lock this session
+        # holds, so a row that is there now is stale.
+        conn.execute(f"DELETE FROM {BOOKKEEPING_SCHEMA}.{LOCK_TABLE}")
         conn.execute(
             f"INSERT INTO {BOOKKEEPING_SCHEMA}.{VERSION_TABLE} (version, installed_at_utc) "
             "SELECT %s::int, clock_timestamp() AT TIME ZONE 'UTC' "
