@@ -179,8 +179,8 @@ def test_libpq_parameters_asyncpg_cannot_honour_are_refused_or_left_out() -> Non
 
 def test_what_libpq_refuses_before_connecting_is_refused_before_connecting() -> None:
     """A port that is no number and an unclosed IPv6 bracket are errors of
-    usage (exit 2), as libpq's parser made them; the port is not shown (in
-    `user:secret` with no `@`, the secret reads as the port)."""
+    usage (exit 2), as libpq's parser made them; the cause does not repeat
+    the port (in `user:secret` with no `@`, the secret reads as the port)."""
     for url in (
         "postgresql://u:pw@host:notaport/db",
         "postgresql://u:S3CRET",
@@ -188,7 +188,9 @@ def test_what_libpq_refuses_before_connecting_is_refused_before_connecting() -> 
     ):
         with pytest.raises(UsageError) as refused:
             database.check_url(url)
-        assert "S3CRET" not in str(refused.value) and "notaport" not in str(refused.value)
+        message = str(refused.value)
+        assert "S3CRET" not in message and "\n" not in message
+        assert "not a number" in message or "bracket" in message
     for url in (
         "postgresql://h1:5432,h2:5433/db",
         "postgresql://u:pw@h/db?password=x:y",
