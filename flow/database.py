@@ -267,7 +267,7 @@ def _connect_cause(exc: Exception, url: str) -> str:
         return str(exc.strerror)
     if isinstance(exc, TimeoutError):  # asyncio's is this one too (3.11)
         return f"no answer within {CONNECT_TIMEOUT_SECONDS} s"
-    return _first_line(exc, url)
+    return first_line(exc, url)
 
 
 def is_connection_loss(exc: BaseException) -> bool:
@@ -279,7 +279,7 @@ def lost(url: str, exc: BaseException) -> DatabaseUnavailable:
     """The one-line error of a run whose database went away in the middle."""
     return DatabaseUnavailable(
         f"lost the connection to the database at {redact(url)} during the run: "
-        f"{_first_line(exc, url)}. The run stopped; what it wrote is consistent. "
+        f"{first_line(exc, url)}. The run stopped; what it wrote is consistent. "
         "Run it again when the database is back: it picks up where this one stopped"
     )
 
@@ -450,15 +450,11 @@ def _secrets_of(url: str) -> set[str]:
     return {secret for secret in spellings if secret}
 
 
-def _first_line(exc: BaseException, url: str) -> str:
+def first_line(exc: BaseException, url: str) -> str:
+    """The cause of a database error in one line, without the password.
+    asyncpg puts it first and appends the server's DETAIL and HINT lines."""
     text = str(exc).strip() or type(exc).__name__
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    # libpq puts the useful cause last ("connection refused", "password
-    # authentication failed ..."); keep it short.
-    message = lines[-1] if lines else text
-    if message.startswith("Is the server running"):
-        message = "; ".join(lines[-2:])
-    return scrub(message, url)
+    return scrub(text.splitlines()[0].strip(), url)
 
 
 # -- embedded server ---------------------------------------------------------

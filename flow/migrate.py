@@ -345,17 +345,13 @@ def _refusals(url: str, failed: str, where: str = "") -> Iterator[None]:
         yield
     except asyncpg.exceptions.InsufficientPrivilegeError as exc:
         raise DatabaseUnavailable(
-            f"migrations need the right to create tables in the database: {_first(exc, url)}"
+            "migrations need the right to create tables in the database: "
+            f"{database.first_line(exc, url)}"
         ) from None
     except asyncpg.PostgresError as exc:
         if connection.is_loss(exc):
             raise
-        raise MdchunksError(f"{failed}: {_first(exc, url)}{where}") from None
-
-
-def _first(exc: BaseException, url: str) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return database.scrub(text.splitlines()[0], url)
+        raise MdchunksError(f"{failed}: {database.first_line(exc, url)}{where}") from None
 
 
 def _search_path(conn: Connection) -> str:

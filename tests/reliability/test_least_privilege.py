@@ -297,10 +297,25 @@ def test_invalid_source_names_are_refused(name: str, tmp_path: Path) -> None:
 
 
 def _execute_calls(tree: ast.AST) -> Iterator[tuple[ast.Call, dict[str, list[ast.expr]]]]:
-    """Each statement sent (`execute`, `executemany`, `run_script`), with what
-    the names of its enclosing function are assigned (a statement built into a
-    variable first is judged by what the variable was given)."""
-    for function in ast.walk(tree):
+    """Each statement sent (`execute`, `executemany`, `run_script`), anywhere in
+    the module, once, with what the names of its outermost enclosing function
+    are assigned (a statement built into a variable first is judged by what
+    the variable was given; a nested function's names are among them)."""
+    seen: set[int] = set()
+
+    def sent(scope: ast.AST) -> Iterator[ast.Call]:
+        for node in ast.walk(scope):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in {"execute", "executemany", "run_script"}
+                and node.args
+                and id(node) not in seen
+            ):
+                seen.add(id(node))
+                yield node
+
+    for function in ast.walk(tree):  # outer functions come before the ones they hold
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         assigned: dict[str, list[ast.expr]] = {}
@@ -309,14 +324,10 @@ def _execute_calls(tree: ast.AST) -> Iterator[tuple[ast.Call, dict[str, list[ast
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         assigned.setdefault(target.id, []).append(node.value)
-        for node in ast.walk(function):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in {"execute", "executemany", "run_script"}
-                and node.args
-            ):
-                yield node, assigned
+        for call in sent(function):
+            yield call, assigned
+    for call in sent(tree):  # at module level
+        yield call, {}
 
 
 def _string_constants(tree: ast.Module) -> set[str]:
@@ -444,12 +455,13 @@ def test_no_sql_in_flow_is_assembled_from_strings() -> None:
         "    conn.run_script(ddl)\n"
         '    conn.execute(f"SELECT {str(value)}")\n'
         "    conn.execute(text.format(a=quote_ident(n)))\n"
+        'conn.execute(f"DROP TABLE {name}")\n'
     )
     verdicts = [
         _assembled(c.args[0], _string_constants(probe), dict(assigned))
         for c, assigned in _execute_calls(probe)
     ]
-    assert verdicts == [True, True, True, True, True, False, False, False, True, True]
+    assert verdicts == [True, True, True, True, True, False, False, False, True, True, True]
     queries = (ROOT / "flow" / "queries.sql").read_text()
     assert "{" not in queries.replace("'{}'", "")  # no format fields in the named queries
 
