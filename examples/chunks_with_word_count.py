@@ -1,6 +1,9 @@
 """mdchunks as a plugin: heading-aware chunks in a table of your own, with a column of your own.
 
-DATABASE_URL=postgresql://user:pass@host/db python examples/chunks_with_word_count.py DOCS
+COCOINDEX_DB=./word_count_state DATABASE_URL=postgresql://user:pass@host/db \
+    python examples/chunks_with_word_count.py DOCS
+
+(COCOINDEX_DB: the folder where cocoindex keeps this app's engine state.)
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ import functools
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -281,7 +283,7 @@ def ingest(
         )
     any_failed = False
     for path, name in zip(paths, names, strict=True):
-        with _progress(f"ingesting {escape(shown(name))}") as progress:
+        with _ctrl_c_stops_at_once(), _progress(f"ingesting {escape(shown(name))}") as progress:
             report = api.ingest(
                 path,
                 source=name,
@@ -358,7 +360,7 @@ def backfill(
     Example: after `ingest --no-headings`, `backfill --headings` fills the
     heading columns.
     """
-    with _progress("backfilling") as progress:
+    with _ctrl_c_stops_at_once(), _progress("backfilling") as progress:
         reports = api.backfill(
             source=source,
             **recipe_changes,
@@ -443,7 +445,8 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "as_json",
     is_flag=True,
     help="One JSON object per hit (JSON Lines): id, source, rel_path, position, char_start, "
-    "char_end, heading_path, breadcrumb, score, text, and section or parent when expanded.",
+    "char_end, start_line, end_line, heading_path, breadcrumb, score, text, and section or "
+    "parent when expanded.",
 )
 @embed_model_option(
     "The model whose vectors semantic and hybrid compare (vectors of different models are "
@@ -582,9 +585,11 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
         f"recipe {report.recipe} ({escape(report.recipe_description)})"
     )
     removed = f", {report.removed} removed" if report.removed else ""
+    # Skipped: never read, so no document row (`status` counts document rows).
+    skipped = f", {report.skipped} skipped (not read)" if report.skipped else ""
     out.print(
         f"  documents: {report.processed} processed, {report.unchanged} unchanged, "
-        f"{report.failed} failed{removed}"
+        f"{report.failed} failed{skipped}{removed}"
     )
     out.print(
         f"  rows:      {report.rows_written} written, {report.rows_deleted} deleted "
@@ -638,7 +643,8 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
             "processed afresh"
         )
     if report.failures:
-        err.print(f"[red]{report.failed} documents failed[/red] (they have no rows):")
+        some = " or were skipped" if report.skipped else ""
+        err.print(f"[red]{len(report.failures)} documents failed{some}[/red] (they have no rows):")
         for failure in report.failures:
             # Escaped: a name can hold a newline or a terminal escape (flow/names.py).
             err.print(f"  {escape(shown(failure.rel_path))}: {escape(shown(failure.cause))}")
@@ -657,6 +663,42 @@ def _highlighted(snippet: str) -> str:
     return text.replace(api.HIGHLIGHT_START, "[bold yellow]").replace(
         api.HIGHLIGHT_STOP, "[/bold yellow]"
     )
+
+
+INTERRUPTED = 130  # the exit status of a run stopped by Ctrl-C (docs/cli.md)
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops_at_once() -> Iterator[None]:
+    """Ctrl-C during a batch run ends the process at once, as SIGTERM does.
+
+    The engine does not stop when its run is cancelled: it went on writing for
+    seconds, printed errors of its own, and could abort the interpreter at its
+    exit (SIGABRT). A run ended at any moment leaves what the next run of the
+    same command completes (the crash tests kill runs at random moments), so
+    the process leaves without waiting for the engine: one line, exit status
+    130. The live watch that may follow keeps its own clean stop. A SIGINT that
+    is ignored (a background job of a non-interactive shell) stays ignored."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        with contextlib.suppress(Exception):  # a write may be under way: best effort
+            sys.stdout.flush()
+        if out.is_terminal:
+            os.write(out.file.fileno(), b"\x1b[?25h\n")  # the progress bar hid the cursor
+        os.write(2, b"error: interrupted; running the same command again completes the work\n")
+        os._exit(INTERRUPTED)
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
@@ -718,7 +760,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
     debug = bool(os.environ.get("MDCHUNKS_DEBUG"))
     try:
         code = cli.main(args=argv, prog_name="mdchunks", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        # click turns Ctrl-C into Abort (its cause), and so does an end of input at a prompt.
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _fail("interrupted", INTERRUPTED)
         err.print("aborted")
         sys.exit(1)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -734,7 +779,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             traceback.print_exc()
         _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        _fail("interrupted", INTERRUPTED)
     except Exception as exc:
         if debug:
             traceback.print_exc()

@@ -19,7 +19,7 @@ from cocoindex.connectorkits.target import ManagedBy
 from cocoindex.connectors import postgres
 from cocoindex.resources.file import FileLike
 from mdchunks.chunking import split_markdown
-from mdchunks.documents import document_text
+from mdchunks.documents import DocumentProblem, document_text
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.options import ChunkOptions, options_of
 from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
@@ -51,10 +51,13 @@ async def process_markdown_file(
     The text is the file's bytes as UTF-8 with one leading BOM removed (the
     offsets count in it); a file that is not valid UTF-8 or holds a NUL byte
     (which cocoindex would strip, shifting every offset) raises
-    `DocumentProblem`, which cocoindex reports as that file's failure.
+    `DocumentProblem` naming the file, which cocoindex reports as its failure.
     """
-    text = document_text(await file.read())
     rel_path = file.file_path.path.as_posix()
+    try:
+        text = document_text(await file.read())
+    except DocumentProblem as problem:  # cocoindex's report of it names no file
+        raise DocumentProblem(f"{rel_path}: {problem}") from None
     chunks = split_markdown(text, options)
     for row in chunk_rows(chunks, source=source, rel_path=rel_path, recipe=recipe_of(options)):
         table.declare_row(row=row)

@@ -13,6 +13,10 @@ from mdchunks.ledger import RunLedger
 class Failure:
     rel_path: str
     cause: str
+    # Skipped by the walk, never read (a link out of the root, a broken or
+    # looping link, an unreadable entry): no document row, so `status`, which
+    # counts document rows, does not count it among the failed.
+    skipped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +65,13 @@ class IngestReport:
 
     @property
     def failed(self) -> int:
-        return len(self.failures)
+        """Documents read and refused (each has a document row with its error)."""
+        return sum(1 for failure in self.failures if not failure.skipped)
+
+    @property
+    def skipped(self) -> int:
+        """Entries the walk did not read (`Failure.skipped`)."""
+        return sum(1 for failure in self.failures if failure.skipped)
 
     @property
     def mb_per_s(self) -> float:
@@ -120,6 +130,7 @@ def failures_of(
     found: listing.Listing, ledger: RunLedger, recorded: dict[str, str]
 ) -> tuple[Failure, ...]:
     failures: dict[str, str] = {skipped.rel_path: skipped.cause for skipped in found.skipped}
+    not_read = set(failures)
     mounted = set(found.rel_paths)
     for rel_path, error in recorded.items():
         if rel_path not in mounted or rel_path in ledger.raised:
@@ -129,4 +140,8 @@ def failures_of(
         else:
             failures[rel_path] = f"{error} (unchanged since an earlier run)"
     failures.update(ledger.raised)
-    return tuple(Failure(rel_path, cause) for rel_path, cause in sorted(failures.items()))
+    not_read -= set(ledger.raised) | set(ledger.processed)
+    return tuple(
+        Failure(rel_path, cause, skipped=rel_path in not_read)
+        for rel_path, cause in sorted(failures.items())
+    )

@@ -1,8 +1,9 @@
-"""`python -m heading_index FILE...`: one JSON object per heading, one per line."""
+"""`python -m mdchunks.heading_index FILE...`: one JSON object per heading, one per line."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from mdchunks.heading_index.index import build_index
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m heading_index FILE...", file=sys.stderr)
+        print("usage: python -m mdchunks.heading_index FILE...", file=sys.stderr)
         return 2
     status = 0
     for name in argv:
@@ -36,5 +37,18 @@ def main(argv: list[str]) -> int:
     return status
 
 
+def run(argv: list[str]) -> int:
+    """`main`, quiet when the reader stops reading (`... | head`)."""
+    try:
+        status = main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's own recipe: point stdout at /dev/null so that the flush at
+        # exit does not fail again, and leave as `head`'s other writers do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run(sys.argv[1:]))

@@ -59,13 +59,15 @@ def _at_least_one(value: int, _: Any) -> str | None:
 
 
 def _min_size(value: int, opts: Any) -> str | None:
-    if 1 <= value <= opts.chunk_size:
+    # Against a chunk size that is itself wrong the check says nothing: that
+    # size's own check does (the user may not have given this value at all).
+    if 1 <= value <= opts.chunk_size or (opts.chunk_size < 1 and value >= 1):
         return None
     return f"min chunk size must be between 1 and the chunk size {opts.chunk_size} (got {value})"
 
 
 def _overlap(value: int, opts: Any) -> str | None:
-    if 0 <= value < opts.chunk_size:
+    if 0 <= value < opts.chunk_size or (opts.chunk_size < 1 and value >= 0):
         return None
     return (
         f"chunk overlap must be at least 0 and below the chunk size {opts.chunk_size} (got {value})"

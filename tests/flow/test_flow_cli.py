@@ -25,6 +25,23 @@ def test_every_command_explains_itself(command: str, capsys: pytest.CaptureFixtu
     assert f"Usage: mdchunks {command}" in out and len(out.splitlines()) > 5
 
 
+def test_ctrl_c_in_a_command_is_interrupted_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """click turns a KeyboardInterrupt into its Abort: still "interrupted",
+    exit status 130 (docs/cli.md), not "aborted" and 1, which means failures.
+    (A batch run's Ctrl-C is tested in tests/reliability/test_crashes.py.)"""
+
+    def interrupted(**_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.api, "status", interrupted)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["status"])
+    assert exited.value.code == 130
+    assert capsys.readouterr().err.strip() == "error: interrupted"
+
+
 def test_search_finds_a_known_phrase_with_its_breadcrumb(run_cli: RunCli, docs: Path) -> None:
     assert run_cli("ingest", str(docs), "--source", "docs").code == 0
 

@@ -12,7 +12,7 @@ from typing import Any
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import hits
+from mdchunks import cli, hits
 from mdchunks.heading_index import build_index
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
@@ -47,6 +47,14 @@ def sample(tmp_path: Path, run_cli: Any) -> Path:
 def json_lines(result: Any) -> list[dict[str, Any]]:
     assert result.code == 0, result.out
     return [json.loads(line) for line in result.out.splitlines() if line.strip()]
+
+
+def test_search_help_names_every_json_field(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["search", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    listed = shown[shown.index("One JSON object per hit") :].split(", and section")[0]
+    assert set(listed.split(": ", 1)[1].split(", ")) == FIELDS
 
 
 def test_json_lines_carry_the_chunk_and_its_place(sample: Path, run_cli: Any) -> None:

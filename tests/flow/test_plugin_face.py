@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -158,6 +159,31 @@ def test_a_hosts_memo_re_runs_when_our_logic_changes(
     assert rows > documents
 
 
+def test_a_file_the_ready_made_function_refuses_is_named_in_the_hosts_log(
+    docs: Path, database_url: str, tmp_path: Path
+) -> None:
+    """cocoindex reports a component's failure by its message alone: ours
+    names the file, and the other files get their rows."""
+    folder = tmp_path / "host-docs"
+    shutil.copytree(docs, folder)
+    (folder / "notes" / "caf\u00e9.md").parent.mkdir(exist_ok=True)
+    (folder / "notes" / "caf\u00e9.md").write_bytes("# Caf\u00e9\n".encode("latin-1"))
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.chunk_table_sql("host_refused"))
+    script = tmp_path / "host.py"
+    script.write_text(_HOST)
+    done = subprocess.run(
+        [sys.executable, str(script), str(folder), "-", database_url, "ready-made", "host_refused"],
+        env=_host_env(database_url, tmp_path / "host-state"),
+        capture_output=True,
+        text=True,
+    )
+    assert "notes/caf\u00e9.md: invalid UTF-8 at byte offset 5" in done.stderr, done.stderr
+    with psycopg.connect(database_url) as conn:
+        paths = {row[0] for row in conn.execute("SELECT DISTINCT rel_path FROM host_refused")}
+    assert paths == {path.relative_to(docs).as_posix() for path in docs.rglob("*.md")}
+
+
 def _relation_shape(conn: psycopg.Connection, table: str) -> dict[str, object]:
     columns = conn.execute(
         "SELECT column_name, data_type, udt_name, is_nullable, column_default, "
@@ -254,8 +280,10 @@ def test_split_markdown_chunks_know_their_lines_and_parents(chunker: str) -> Non
 
 
 def test_chunk_options_validate_like_the_cli() -> None:
-    with pytest.raises(ValueError, match="chunk size must be at least 1 byte"):
-        ChunkOptions(chunk_size=0)
+    with pytest.raises(ValueError, match=r"^chunk size must be at least 1 byte \(got 0\)$"):
+        ChunkOptions(chunk_size=0)  # only that: not the default minimum and overlap too
+    with pytest.raises(ValueError, match=r"^chunk size .*; min chunk size must be between 1 and"):
+        ChunkOptions(chunk_size=0, min_chunk_size=0)
     with pytest.raises(ValueError, match=r"unknown chunker 'semantic' \(known: recursive"):
         ChunkOptions(chunker="semantic")
     assert mdchunks.recipe_of(ChunkOptions()) == mdchunks.Recipe().fingerprint()

@@ -1,4 +1,4 @@
-"""`python -m heading_index FILE...`: one JSON object per heading."""
+"""`python -m mdchunks.heading_index FILE...`: one JSON object per heading."""
 
 from __future__ import annotations
 
@@ -65,3 +65,19 @@ def test_runs_as_a_module(tmp_path: Path) -> None:
         cwd=Path(__file__).resolve().parents[2],
     )
     assert json.loads(result.stdout)["path"] == ["One"]
+
+
+def test_a_reader_that_stops_reading_gets_no_traceback() -> None:
+    # `... | head -1`: the pipe closes while headings are still being written.
+    book = sorted((Path(__file__).resolve().parents[2] / "corpora" / "rust-book").glob("ch*.md"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mdchunks.heading_index", *map(str, book)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().startswith(b'{"file": ')
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 1
+    assert error == ""

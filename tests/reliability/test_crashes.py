@@ -22,7 +22,9 @@ turn), which must not be trusted.
 from __future__ import annotations
 
 import random
+import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,10 +36,13 @@ from mdchunks import migrate
 from reliability_support import (
     RECIPE_A,
     RECIPE_B,
+    ROOT,
     assert_invariants,
+    cli_env,
     copy_corpus,
     count_rows,
     documents,
+    finish,
     kill,
     query,
     recipe_args,
@@ -167,6 +172,78 @@ def test_killed_ingest_converges_on_rerun(corpus: Corpus, new_database, tmp_path
     # Kills before the first row was written and after (mid-write, or written
     # but not yet reconciled and recorded) both happened and both converged.
     assert before >= 1 and after >= 1, outcomes
+
+
+# Ctrl-C is SIGINT, which a process started in the background by a
+# non-interactive shell (as CI may run the tests) inherits as ignored, and the
+# CLI then leaves ignored: the run gets Python's own handler back, as it has
+# at a terminal.
+_WITH_CTRL_C = (
+    "-c",
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from mdchunks.__main__ import main; main()",
+)
+
+
+@pytest.mark.parametrize("command", ["ingest", "backfill"])
+def test_ctrl_c_stops_a_run_at_once_and_the_next_run_completes(  # type: ignore[no-untyped-def]
+    command: str, corpus: Corpus, new_database, tmp_path: Path
+) -> None:
+    """Ctrl-C while a run writes its rows ends the process at once, with one
+    line and exit status 130 (the engine, left to wind down, wrote on for
+    seconds, printed errors of its own, and could abort the interpreter at
+    exit); the next run gives the clean run's table, and the one after is a
+    no-op. The backfill is one from recipe B to recipe A."""
+    reference = corpus.references[RECIPE_A]
+    recipe = recipe_of(RECIPE_A)
+    url, data_dir = new_database(), tmp_path / "data"
+    if command == "ingest":
+        args = ["ingest", str(corpus.root), "--source", SOURCE]
+    else:
+        first = mdchunks.ingest(
+            corpus.root,
+            source=SOURCE,
+            recipe=recipe_of(RECIPE_B),
+            database_url=url,
+            data_dir=data_dir,
+        )
+        assert first.ok
+        args = ["backfill", "--source", SOURCE]
+    process = subprocess.Popen(
+        [
+            *(sys.executable, *_WITH_CTRL_C, *args, *recipe_args(RECIPE_A)),
+            *("--database-url", url, "--data-dir", str(data_dir)),
+        ],
+        cwd=ROOT,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert wait_until(
+        lambda: count_rows(url, SOURCE, recipe.fingerprint()) > 0 or process.poll() is not None,
+        timeout=120,
+    )
+    assert process.poll() is None, "the run ended before it could be interrupted"
+    process.send_signal(signal.SIGINT)
+    done = finish(process, timeout=60)
+    assert done.code == 130, done.text
+    assert done.err.splitlines() == [
+        "error: interrupted; running the same command again completes the work"
+    ], done.err
+    # At once, not after the engine has wound down (it took 5-14 s).
+    assert done.seconds < 10, done.seconds
+
+    report = mdchunks.ingest(
+        corpus.root, source=SOURCE, recipe=recipe, database_url=url, data_dir=data_dir
+    )
+    assert report.ok, report.failures
+    _assert_converged(url, reference)
+    again = mdchunks.ingest(
+        corpus.root, source=SOURCE, recipe=recipe, database_url=url, data_dir=data_dir
+    )
+    assert again.processed == 0 and again.rows_written == 0 and not again.healed
 
 
 def _chain(

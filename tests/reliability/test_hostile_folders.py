@@ -429,6 +429,28 @@ def test_links_that_leave_the_root_are_not_followed_unless_allowed(
     }
 
 
+def test_ingest_and_status_count_failed_documents_alike(tmp_path: Path, database_url: str) -> None:
+    """A document read and refused is failed (it has a document row with its
+    error); an entry the walk did not read is skipped (no document row): the
+    summary says which, and `status`, which counts document rows, agrees."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    (tmp_path / "private.md").write_text("# Private\n")
+    (root / "fine.md").write_text(FINE)
+    (root / "latin-1.md").write_bytes(b"# Caf\xe9\n")
+    (root / "link.md").symlink_to(tmp_path / "private.md")
+    done = _ingest(root, database_url, tmp_path / "data")
+    assert done.code == 1, done.text
+    assert "1 processed, 0 unchanged, 1 failed, 1 skipped (not read)" in done.out, done.out
+    assert "2 documents failed or were skipped (they have no rows):" in done.err, done.err
+    assert set(_failures_listed(done)) == {"latin-1.md", "link.md"}
+    status = _mdchunks(
+        "status", "--database-url", database_url, "--data-dir", str(tmp_path / "data")
+    )
+    assert status.code == 0, status.text
+    assert "documents 2 (1 failed)" in status.out, status.out
+
+
 # -- 3. two folders of the same name -----------------------------------------------------
 
 
