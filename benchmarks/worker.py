@@ -79,7 +79,7 @@ def job_ours(spec: dict[str, Any]) -> dict[str, Any]:
         "documents": report.documents,
         "processed": report.processed,
         "unchanged": report.unchanged,
-        "failed": report.failed,
+        "failed": len(report.failures),  # skipped entries too: anything not ingested
         "failures": [[failure.rel_path, failure.cause] for failure in report.failures],
         "rows_written": report.rows_written,
         "rows_total": report.rows_total,

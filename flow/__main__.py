@@ -30,21 +30,22 @@ def main(argv: list[str] | None = None) -> NoReturn:
     gc.enable()
 
     try:
-        run_cli(argv)
+        run_cli(argv, console=True)
     except SystemExit as exited:
-        if exited.code == DATABASE_LOST:
-            # A run that lost its database mid-way can leave the engine's threads
-            # calling into Python; finalizing the interpreter under them can
-            # abort (seen: "PyGILState_Release", SIGABRT instead of exit 3). The
-            # error line is out and what was written is consistent: leave
-            # without finalizing.
+        if exited.code in (DATABASE_LOST, INTERRUPTED):
+            # A run that lost its database mid-way, or was interrupted, can
+            # leave the engine's threads calling into Python; finalizing the
+            # interpreter under them can abort (seen: "PyGILState_Release",
+            # SIGABRT instead of exit 3). The error line is out and what was
+            # written is consistent: leave without finalizing.
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(DATABASE_LOST)
+            os._exit(exited.code)
         raise
 
 
 DATABASE_LOST = 3  # the CLI's exit status for a database unreachable or lost (flow/cli.py)
+INTERRUPTED = 130  # and for Ctrl-C (flow/cli.py)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any, NoReturn, TypeVar, cast
 
 import click
@@ -666,6 +668,15 @@ def _highlighted(snippet: str) -> str:
 
 
 INTERRUPTED = 130  # the exit status of a run stopped by Ctrl-C (docs/cli.md)
+RUN_INTERRUPTED = "interrupted; running the same command again completes the work"
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How the CLI was started, for its commands (click's context object)."""
+
+    # As the `mdchunks` console script: the process is ours to end (flow/__main__.py).
+    console: bool = False
 
 
 @contextlib.contextmanager
@@ -676,29 +687,56 @@ def _ctrl_c_stops_at_once() -> Iterator[None]:
     seconds, printed errors of its own, and could abort the interpreter at its
     exit (SIGABRT). A run ended at any moment leaves what the next run of the
     same command completes (the crash tests kill runs at random moments), so
-    the process leaves without waiting for the engine: one line, exit status
-    130. The live watch that may follow keeps its own clean stop. A SIGINT that
-    is ignored (a background job of a non-interactive shell) stays ignored."""
+    while the engine runs the process leaves without waiting for it: one line,
+    exit status 130. While one of our own statements runs (migrations, the
+    reconciliation, the statistics, the vectors), Ctrl-C is the usual
+    KeyboardInterrupt instead: the statement is cancelled (flow/connection.py)
+    and the source's lock given back, where a process gone at once would leave
+    the server running the statement to its end, the lock held. Only in the
+    console script (a host calling `main` keeps its process), in the main
+    thread, and where SIGINT is not ignored (a background job of a
+    non-interactive shell). The `--live` watch that may follow has its own
+    clean stop."""
+    context = click.get_current_context(silent=True)
+    invocation = context.find_object(Invocation) if context else None
     if (
-        threading.current_thread() is not threading.main_thread()
+        invocation is None
+        or not invocation.console
+        or threading.current_thread() is not threading.main_thread()
         or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
     ):
         yield
         return
+    from mdchunks.connection import Connection
+    from mdchunks.run import run_engine_once
 
-    def stop(signum: int, frame: object) -> None:
+    def stop(signum: int, frame: FrameType | None) -> None:
+        if _on_stack(frame, Connection._run) and not _on_stack(frame, run_engine_once):
+            raise KeyboardInterrupt
         with contextlib.suppress(Exception):  # a write may be under way: best effort
             sys.stdout.flush()
-        if out.is_terminal:
-            os.write(out.file.fileno(), b"\x1b[?25h\n")  # the progress bar hid the cursor
-        os.write(2, b"error: interrupted; running the same command again completes the work\n")
+            if out.is_terminal:  # the progress bar hid the cursor
+                os.write(out.file.fileno(), b"\x1b[?25h\n")
+        os.write(2, f"error: {RUN_INTERRUPTED}\n".encode())
         os._exit(INTERRUPTED)
 
     previous = signal.signal(signal.SIGINT, stop)
     try:
         yield
+    except KeyboardInterrupt:
+        _fail(RUN_INTERRUPTED, INTERRUPTED)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _on_stack(frame: FrameType | None, function: Callable[..., object]) -> bool:
+    """Whether `function` is running in the stack that `frame` tops."""
+    code = getattr(function, "__code__", None)
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
 
 
 @contextlib.contextmanager
@@ -754,12 +792,15 @@ def _configure_logging() -> None:
     logging.getLogger("asyncpg").setLevel(logging.ERROR)
 
 
-def main(argv: list[str] | None = None) -> NoReturn:
-    """The console script: one line per error, meaningful exit status."""
+def main(argv: list[str] | None = None, *, console: bool = False) -> NoReturn:
+    """The command line: one line per error, meaningful exit status. `console`:
+    run as the console script, whose process it may end (flow/__main__.py)."""
     _configure_logging()
     debug = bool(os.environ.get("MDCHUNKS_DEBUG"))
     try:
-        code = cli.main(args=argv, prog_name="mdchunks", standalone_mode=False)
+        code = cli.main(
+            args=argv, prog_name="mdchunks", standalone_mode=False, obj=Invocation(console)
+        )
     except click.exceptions.Abort as exc:
         # click turns Ctrl-C into Abort (its cause), and so does an end of input at a prompt.
         if isinstance(exc.__cause__, KeyboardInterrupt):

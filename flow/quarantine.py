@@ -109,8 +109,11 @@ class Quarantine:
         return guarded
 
     def close(self) -> None:
-        """The run ended (in Python: success, error or Ctrl-C): nothing it left in
-        flight died of its document; only untried suspects are kept."""
+        """The run ended in Python (success, an error, a Ctrl-C while one of our
+        own statements ran): nothing it left in flight died of its document;
+        only untried suspects are kept. (A Ctrl-C while the engine runs ends
+        the CLI at once, flow/cli.py: like a crash, it leaves its documents in
+        flight as suspects.)"""
         with self._lock:
             if self._fd is None:
                 return

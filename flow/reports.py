@@ -65,7 +65,7 @@ class IngestReport:
 
     @property
     def failed(self) -> int:
-        """Documents read and refused (each has a document row with its error)."""
+        """Documents the run found and could not ingest, the `skipped` apart."""
         return sum(1 for failure in self.failures if not failure.skipped)
 
     @property

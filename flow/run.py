@@ -11,9 +11,10 @@ An ingest takes these phases, in this order (each a line of `ingest`):
 6. run the engine over the listing, then reconcile the source's rows with
    what the run declared, and re-process everything once if rows are missing
    (flow/reconcile.py);
-7. stamp the engine state as trusted;
-8. bring the vectors in line (flow/embedding.py);
-9. count what changed, and report.
+7. count what changed, and refresh BM25's statistics if anything did
+   (before 8: a run stopped between them leaves the next one rows to count);
+8. stamp the engine state as trusted;
+9. bring the vectors in line (flow/embedding.py), and report.
 
 Failures (docs/reliability.md), and why each is handled where it is:
 - found by the walk (over the size limit, unreadable, broken symlink,
@@ -43,7 +44,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -143,15 +144,18 @@ def ingest(
         stats, healed = _process_and_reconcile(
             conn, source, recipe, found, ledger, run_engine, full_reprocess
         )
-        # 7. trusted again
-        state.stamp(conn, source, state_dir)
-        # 8. vectors follow the reconciled chunks (embed off: the source's go)
-        vectors = embedding.sync(conn, source, recipe.embed)
-        # 9. what changed
+        # 7. what changed, and BM25's df and lengths follow the rows: before
+        # the state is trusted again, so that a run stopped in between leaves
+        # the next one its rows to count (a trusted state writes none).
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
         if written or deleted or not lexical.has_stats(conn, source):
-            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
+            lexical.refresh_stats(conn, source)
+        # 8. trusted again
+        state.stamp(conn, source, state_dir)
+        # 9. vectors follow the reconciled chunks (embed off: the source's go);
+        # every run syncs them, so one stopped here leaves nothing behind.
+        vectors = embedding.sync(conn, source, recipe.embed)
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
@@ -427,7 +431,7 @@ def _engine_runner(
     alive: engine.AliveFn | None = None,
 ) -> Callable[[RunLedger, bool], engine.EngineStats]:
     def run(ledger: RunLedger, full_reprocess: bool) -> engine.EngineStats:
-        return asyncio.run(
+        return run_engine_once(
             engine.run_once(
                 database_url=db.url,
                 root=root,
@@ -442,6 +446,14 @@ def _engine_runner(
         )
 
     return run
+
+
+def run_engine_once(
+    run: Coroutine[Any, Any, engine.EngineStats],
+) -> engine.EngineStats:
+    """The engine's run over one listing, on an event loop of its own. The CLI
+    knows by this frame that a Ctrl-C came while the engine ran (flow/cli.py)."""
+    return asyncio.run(run)
 
 
 # A server that stops answering (a black-holed host) is lost too: not waited

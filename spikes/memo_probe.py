@@ -174,7 +174,7 @@ def observe(root: Path, data_dir: Path, step: Step) -> Observation:
         added=stats.added,
         reprocessed=stats.reprocessed,
         unchanged=stats.unchanged,
-        failures=report.failed,
+        failures=len(report.failures),
         stale_rows=_stale_rows(data_dir),
         healed=report.healed,
     )

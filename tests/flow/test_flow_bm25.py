@@ -230,6 +230,28 @@ def test_statistics_follow_edits_removals_and_drop(
             assert row == (0,)
 
 
+def test_a_run_stopped_before_the_statistics_followed_leaves_them_to_the_next(
+    sample_db: str, ingest: Ingest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped (Ctrl-C, a crash) after its rows were written but before the
+    statistics followed them: the next run, with no row left to write,
+    brings them up to date all the same, so BM25 finds the new word."""
+    root = tmp_path / "sample"
+    (root / "guide" / "install.md").write_text("# Install\n\nUse the zebra installer.\n")
+
+    def stopped(conn: Connection, source: str) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(lexical, "refresh_stats", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            ingest(root, source="docs")
+    assert ingest(root, source="docs").ok
+    test_stored_statistics_are_the_counts_of_the_rows(sample_db)
+    with database.connect(sample_db) as conn:
+        assert len(lexical.bm25(conn, "zebra", k=3, source="docs")) == 1
+
+
 def test_the_early_stop_is_exact_on_a_corpus_of_common_words(
     ingest: Ingest, database_url: str, tmp_path: Path
 ) -> None:

@@ -185,6 +185,26 @@ _WITH_CTRL_C = (
 )
 
 
+def _start(program: tuple[str, str], args: list[str], url: str, data_dir: Path) -> Any:
+    """`python -c PROGRAM ARGS...` against this database and data dir."""
+    return subprocess.Popen(
+        [sys.executable, *program, *args, "--database-url", url, "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _assert_interrupted(done: Any) -> None:
+    assert done.code == 130, done.text
+    assert done.err.splitlines() == [
+        "error: interrupted; running the same command again completes the work"
+    ], done.err
+
+
 @pytest.mark.parametrize("command", ["ingest", "backfill"])
 def test_ctrl_c_stops_a_run_at_once_and_the_next_run_completes(  # type: ignore[no-untyped-def]
     command: str, corpus: Corpus, new_database, tmp_path: Path
@@ -209,18 +229,7 @@ def test_ctrl_c_stops_a_run_at_once_and_the_next_run_completes(  # type: ignore[
         )
         assert first.ok
         args = ["backfill", "--source", SOURCE]
-    process = subprocess.Popen(
-        [
-            *(sys.executable, *_WITH_CTRL_C, *args, *recipe_args(RECIPE_A)),
-            *("--database-url", url, "--data-dir", str(data_dir)),
-        ],
-        cwd=ROOT,
-        env=cli_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    process = _start(_WITH_CTRL_C, [*args, *recipe_args(RECIPE_A)], url, data_dir)
     assert wait_until(
         lambda: count_rows(url, SOURCE, recipe.fingerprint()) > 0 or process.poll() is not None,
         timeout=120,
@@ -228,10 +237,7 @@ def test_ctrl_c_stops_a_run_at_once_and_the_next_run_completes(  # type: ignore[
     assert process.poll() is None, "the run ended before it could be interrupted"
     process.send_signal(signal.SIGINT)
     done = finish(process, timeout=60)
-    assert done.code == 130, done.text
-    assert done.err.splitlines() == [
-        "error: interrupted; running the same command again completes the work"
-    ], done.err
+    _assert_interrupted(done)
     # At once, not after the engine has wound down (it took 5-14 s).
     assert done.seconds < 10, done.seconds
 
@@ -244,6 +250,44 @@ def test_ctrl_c_stops_a_run_at_once_and_the_next_run_completes(  # type: ignore[
         corpus.root, source=SOURCE, recipe=recipe, database_url=url, data_dir=data_dir
     )
     assert again.processed == 0 and again.rows_written == 0 and not again.healed
+
+
+# The CLI as above, whose BM25 statistics refresh first runs a statement that
+# takes a minute on the source's lock connection, saying so on stdout.
+_SLOW_STATISTICS = (
+    "-c",
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "from mdchunks import lexical\n"
+    "refresh = lexical.refresh_stats\n"
+    "def slow(conn, source):\n"
+    "    print('statement running', flush=True)\n"
+    "    conn.execute('SELECT pg_sleep(60)')\n"
+    "    refresh(conn, source)\n"
+    "lexical.refresh_stats = slow\n"
+    "from mdchunks.__main__ import main; main()",
+)
+
+
+def test_ctrl_c_during_one_of_our_statements_cancels_it_and_frees_the_lock(  # type: ignore[no-untyped-def]
+    new_database, tmp_path: Path
+) -> None:
+    """Ctrl-C while the run waits on a statement of its own (here the
+    statistics, after the engine) cancels the statement and gives the source's
+    lock back before leaving: a process gone at once would leave the server
+    running it to its end, the lock held, and the next run refused."""
+    root = copy_corpus(tmp_path / "corpus", tldr_pages=20)
+    url, data_dir = new_database(), tmp_path / "data"
+    process = _start(_SLOW_STATISTICS, ["ingest", str(root), "--source", SOURCE], url, data_dir)
+    assert process.stdout is not None
+    assert process.stdout.readline() == "statement running\n", finish(process).text
+    time.sleep(0.5)  # the statement is on the server now
+    process.send_signal(signal.SIGINT)
+    done = finish(process, timeout=60)
+    _assert_interrupted(done)
+    assert query(url, "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT pg_sleep%'") == []
+    report = mdchunks.ingest(root, source=SOURCE, database_url=url, data_dir=data_dir, lock_wait=0)
+    assert report.ok, report.failures
+    assert_invariants(url, SOURCE)
 
 
 def _chain(

@@ -429,7 +429,9 @@ def test_links_that_leave_the_root_are_not_followed_unless_allowed(
     }
 
 
-def test_ingest_and_status_count_failed_documents_alike(tmp_path: Path, database_url: str) -> None:
+def test_the_summary_tells_skipped_entries_from_failed_documents_as_status_does(
+    tmp_path: Path, database_url: str
+) -> None:
     """A document read and refused is failed (it has a document row with its
     error); an entry the walk did not read is skipped (no document row): the
     summary says which, and `status`, which counts document rows, agrees."""
