@@ -57,7 +57,8 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
         print(f"dev.py: creating {VENV.relative_to(ROOT)}/", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     what = f"mdchunks with [{','.join(extras)}]" if extras else "mdchunks"
-    print(f"dev.py: installing {what} into .venv (once; a few minutes with torch)", flush=True)
+    took = "a few minutes: torch" if "test" in extras else "a minute or less"
+    print(f"dev.py: installing {what} into .venv (once; {took})", flush=True)
     pip = [str(BIN / "python"), "-m", "pip", "--disable-pip-version-check", "-q"]
     target = f"{ROOT}[{','.join(extras)}]" if extras else str(ROOT)
     # Build-backend chatter is noise on success; show it only when pip fails.

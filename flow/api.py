@@ -39,7 +39,7 @@ from mdchunks import (
 )
 from mdchunks.catalog import check_source_name, default_source_name
 from mdchunks.connection import Connection
-from mdchunks.errors import MdchunksError, UsageError
+from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
 from mdchunks.queries import QUERIES
 from mdchunks.reports import (
@@ -292,8 +292,16 @@ def drop(
     _require_schema(db)
     with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="drop") as conn:
         state_dir = state.state_dir_for(db, conn, source)
-        with conn.transaction():
-            row = conn.execute(QUERIES["drop_source"], {"source": source}).fetchone()
+        try:
+            with conn.transaction():
+                row = conn.execute(QUERIES["drop_source"], {"source": source}).fetchone()
+        except asyncpg.exceptions.InsufficientPrivilegeError as exc:
+            raise DatabaseUnavailable(
+                f"cannot drop source {source!r}, nothing was deleted: "
+                f"{database.first_line(exc, db.url)} (drop needs DELETE on content_chunks, "
+                "mdchunks_documents, mdchunks_sources, mdchunks_search_stats and "
+                "mdchunks_search_terms)"
+            ) from None
         removed = state_dir.exists()
         if removed:
             shutil.rmtree(state_dir)

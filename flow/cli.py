@@ -2,7 +2,8 @@
 
 Exit status: 0 done; 1 done, but some documents failed (listed); 2 bad usage,
 option or path; 3 database unreachable or unusable; 4 another run holds the
-source; 5 any other error; 130 interrupted. Errors are one line on stderr
+source; 5 any other error; 130 interrupted; 141 the reader of the output
+stopped reading (`| head`). Errors are one line on stderr
 (set MDCHUNKS_DEBUG=1 for a traceback); passwords are never printed.
 """
 
@@ -36,8 +37,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+READER_GONE = 141  # the reader of our output stopped reading (`| head`): 128 + SIGPIPE
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich leaves with status 1, which means "some documents failed"; a
+        # reader that stopped reading gets what `git log | head` gives.
+        with contextlib.suppress(SystemExit):
+            super().on_broken_pipe()
+        raise SystemExit(READER_GONE)
+
+
+out = _Console(highlight=False, soft_wrap=True)
+err = _Console(stderr=True, highlight=False, soft_wrap=True)
 
 DEFAULTS = Recipe()
 
@@ -79,7 +92,7 @@ def database_options(command: F) -> F:
 
 lock_wait_option = click.option(
     "--lock-wait",
-    type=float,
+    type=click.FloatRange(min=0),
     default=DEFAULT_WAIT_SECONDS,
     show_default=True,
     metavar="SECONDS",
@@ -276,6 +289,10 @@ def ingest(
         )
     model = embedder.model_key(embed_model) if embed or embed_model is not None else None
     recipe = _recipe(DEFAULTS, **recipe_changes, embed=model)
+    resolved = [path.resolve() for path in paths]
+    for i, path in enumerate(paths):
+        if resolved[i] in resolved[:i]:
+            raise UsageError(f"the folder {shown(str(path))} is given twice")
     names = [source or api.default_source_name(path) for path in paths]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
@@ -503,7 +520,7 @@ def search(
             section = hit.section
             out.print(
                 f"        [dim]section {section.char_start}-{section.char_end} "
-                f"({section.chunks} chunks):[/dim]"
+                f"({section.chunks} chunk{'' if section.chunks == 1 else 's'}):[/dim]"
             )
             out.print(escape(section.text))
         elif expand == "parent":

@@ -397,8 +397,18 @@ def scrub(message: str, url: str) -> str:
 
     message = _QUOTED.sub(quoted, message)
     for secret in secrets:
-        message = message.replace(secret, "***")
+        message = _occurrences(secret).sub("***", message)
     return message
+
+
+def _occurrences(secret: str) -> re.Pattern[str]:
+    """The secret wherever it stands, but not inside a longer run of letters
+    and digits: a password that is a word (`postgres`, `a`) would otherwise cut
+    up every word that holds it (`***ql://`, `p***ssword`). Only the secret's
+    own letters and digits at its ends are so bounded."""
+    before = r"(?<![^\W_])" if secret[0].isalnum() else ""
+    after = r"(?![^\W_])" if secret[-1].isalnum() else ""
+    return re.compile(before + re.escape(secret) + after)
 
 
 _QUOTED = re.compile(r'"([^"]*)"')

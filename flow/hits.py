@@ -1,8 +1,10 @@
 """What a search returns of each ranked chunk, and its section or parent
 (`mdchunks search --expand section|parent|none`, `--json`).
 
-- `section`: the hit's governing section, `document[heading start :
-  section_end]`, rebuilt from the stored chunks, never from the file: the run
+- `section`: the hit's governing section, from its heading line, rebuilt
+  from the stored chunks, never from the file; it ends where its last chunk
+  ends, which may be a little past the section's end (a chunk belongs to the
+  section it starts in, and may run on into the next heading): the run
   of the document's chunks, around the hit, whose heading path starts with
   the hit's (a chunk deeper in the section has a longer path; the first
   chunk outside it has another). Consecutive chunks are stitched by their

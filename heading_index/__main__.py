@@ -44,9 +44,9 @@ def run(argv: list[str]) -> int:
         sys.stdout.flush()
     except BrokenPipeError:
         # Python's own recipe: point stdout at /dev/null so that the flush at
-        # exit does not fail again, and leave as `head`'s other writers do.
+        # exit does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return 141  # 128 + SIGPIPE, as `git log | head` leaves
     return status
 
 

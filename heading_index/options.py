@@ -122,7 +122,7 @@ class ChunkOptions:
     chunk_overlap: int = option(
         200,
         help="Overlap between chunks, UTF-8 bytes.",
-        shown_default="200, or a tenth of a smaller --chunk-size",
+        shown_default="200, or a tenth of a --chunk-size of 200 or less",
         check=_overlap,
         metavar="BYTES",
     )

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import RunCli
+from conftest import Ingest, RunCli
 from flow_checks import fetch
 from mdchunks import cli, migrate
 
@@ -40,6 +40,29 @@ def test_ctrl_c_in_a_command_is_interrupted_exit_130(
         cli.main(["status"])
     assert exited.value.code == 130
     assert capsys.readouterr().err.strip() == "error: interrupted"
+
+
+def test_a_reader_that_stops_reading_is_status_141_and_no_word(
+    ingest: Ingest, docs: Path, database_url: str, data_dir: Path
+) -> None:
+    """`mdchunks search ... | head`: rich would leave with 1, which means
+    failed documents; 141 is what `git log | head` leaves."""
+    assert ingest(docs).ok
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "mdchunks", "search", "value", "-k", "20"),
+            *("--database-url", database_url, "--data-dir", str(data_dir)),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # before the first hit is written
+    error = process.stderr.read()
+    assert process.wait(timeout=120) == 141, error
+    assert error == ""
 
 
 def test_search_finds_a_known_phrase_with_its_breadcrumb(run_cli: RunCli, docs: Path) -> None:
@@ -123,6 +146,12 @@ def test_migrate_twice(run_cli: RunCli) -> None:
         (["ingest", "--chunk-size", "many", "x"], 2, "error: Invalid value for '--chunk-size'"),
         (["ingest", "--bogus", "x"], 2, "error: No such option '--bogus'"),
         (["search", "x", "-k", "0"], 2, "error: -k must be at least 1"),
+        (["ingest", "x", "--lock-wait", "-5"], 2, "error: Invalid value for '--lock-wait'"),
+        (
+            ["ingest", str(ROOT / "sample"), f"{ROOT / 'sample'}/../sample"],
+            2,
+            f"error: the folder {ROOT / 'sample'}/../sample is given twice",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

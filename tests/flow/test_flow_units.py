@@ -128,6 +128,19 @@ def test_scrub_masks_the_password_anywhere() -> None:
     assert scrub("failed for pw-123 here", "postgresql://u:pw-123@h/db") == "failed for *** here"
 
 
+def test_a_password_that_is_a_word_is_masked_as_a_word_only() -> None:
+    # Not inside longer words: the message stays readable ("postgresql",
+    # "password", "authentication" keep their letters).
+    url = "postgresql://me:postgres@h/db"
+    message = f"at {redact(url)}: password authentication failed; postgres, postgres_x"
+    assert scrub(message, url) == (
+        "at postgresql://me:***@h/db: password authentication failed; ***, ***_x"
+    )
+    assert scrub('password authentication failed for user "me"', "postgresql://me:a@h/db") == (
+        'password authentication failed for user "me"'
+    )
+
+
 @pytest.mark.parametrize("name", ["plain.md", "a/b.md", 'we"ird ü\\x.md', "x'y.md", "tab\there.md"])
 def test_failed_components_are_traced_back_to_their_document(name: str) -> None:
     stable_path = f"/@process_document{coco.ROOT_PATH / name}"

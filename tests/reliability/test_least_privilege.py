@@ -164,6 +164,17 @@ def test_a_role_with_only_dml_rights_ingests(
     assert documents(restricted, SOURCE) == documents(reference, SOURCE)
     assert_invariants(restricted, SOURCE)
 
+    # Without DELETE on mdchunks_sources (the README's grants), drop says so
+    # in one line and deletes nothing.
+    dropped = run_cli("drop", "--yes", *args)
+    assert dropped.code == 3, dropped.text
+    assert dropped.err.splitlines() == [
+        f"error: cannot drop source {SOURCE!r}, nothing was deleted: permission denied for "
+        "table mdchunks_sources (drop needs DELETE on content_chunks, mdchunks_documents, "
+        "mdchunks_sources, mdchunks_search_stats and mdchunks_search_terms)"
+    ], dropped.err
+    assert table(restricted, SOURCE) == table(reference, SOURCE)
+
 
 def test_a_dml_role_embeds_into_an_old_vector_table_it_may_not_upgrade(
     restricted: str, database_url: str, tmp_path: Path
