@@ -655,6 +655,12 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
             "  [yellow]note:[/yellow] the engine state did not match the database (rows were "
             "missing); every document was re-processed to restore them"
         )
+    if report.previous_recipe:
+        out.print(
+            f"  [yellow]note:[/yellow] the recipe changed, so every document was chunked anew; "
+            f"the source's last was {escape(report.previous_recipe)} (`ingest` takes the "
+            "options it is given, the defaults otherwise; `backfill` changes only those given)"
+        )
     if report.state_reset:
         out.print(
             "  [yellow]note:[/yellow] the engine state here had not made this source's rows "

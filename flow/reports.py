@@ -38,6 +38,9 @@ class IngestReport:
     seconds: float
     healed: bool = False  # the state disagreed with the database: all re-processed
     state_reset: bool = False  # the engine state had not made these rows: started afresh
+    # The source's last recipe, described, when this run's is another (so every
+    # document was chunked anew); None when the recipe stayed or the source is new.
+    previous_recipe: str | None = None
     state_dir: Path | None = None
     engine_stats: engine.EngineStats = field(default_factory=engine.EngineStats)
     # Chunker counts (kept per document on mdchunks_documents): of the documents

@@ -122,6 +122,12 @@ def ingest(
         quarantine.opened(state.state_dir_for(db, conn, source)) as chunking,
     ):
         catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)
+        known = catalog.lookup(conn, source)
+        previous_recipe = (
+            known.recipe.describe()
+            if known is not None and known.recipe.fingerprint() != recipe.fingerprint()
+            else None
+        )
         catalog.remember(
             conn, source=source, root=root_path, recipe=recipe, max_doc_bytes=max_doc_bytes
         )
@@ -187,6 +193,7 @@ def ingest(
         seconds=time.perf_counter() - started,
         healed=healed,
         state_reset=state_reset,
+        previous_recipe=previous_recipe,
         state_dir=state_dir,
         engine_stats=stats,
         chunker=recipe.chunker,

@@ -44,3 +44,21 @@ def test_backfill_fills_heading_columns_after_an_ingest_without_them(
 
     again = run_cli("backfill", "--source", "docs")  # the recipe is current now
     assert again.code == 0 and "0 processed, 9 unchanged" in again.out
+
+
+def test_a_run_whose_recipe_is_not_the_sources_last_says_so(run_cli: RunCli, docs: Path) -> None:
+    """A plain `ingest` after a backfill to other budgets goes back to the
+    defaults, chunking every document anew: the summary says so, naming the
+    source's last recipe; a run that keeps the recipe says nothing."""
+    assert run_cli("ingest", str(docs), "--source", "docs").code == 0
+    backfilled = run_cli("backfill", "--source", "docs", "--chunk-size", "700")
+    assert backfilled.code == 0, backfilled.err
+    assert "note: the recipe changed" in backfilled.out
+    assert "the source's last was chunk 2000/1000/200 bytes" in backfilled.out
+
+    again = run_cli("ingest", str(docs), "--source", "docs")
+    assert again.code == 0, again.err
+    assert "note: the recipe changed" in again.out
+    assert "the source's last was chunk 700/350/200 bytes" in again.out, again.out
+    unchanged = run_cli("ingest", str(docs), "--source", "docs")
+    assert "0 processed" in unchanged.out and "recipe changed" not in unchanged.out
