@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # later full collection would walk them all again. So no collection during
     # the imports, and what they made is frozen out of later ones.
     gc.disable()
+    from mdchunks.cli import INTERRUPTED
     from mdchunks.cli import main as run_cli
 
     gc.freeze()
@@ -45,7 +46,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 
 DATABASE_LOST = 3  # the CLI's exit status for a database unreachable or lost (flow/cli.py)
-INTERRUPTED = 130  # and for Ctrl-C (flow/cli.py)
 
 
 if __name__ == "__main__":

@@ -39,8 +39,11 @@ def remember(
         )
 
 
-def check_binding(conn: Connection, *, source: str, root: Path, named: bool, move: bool) -> None:
-    """A source bound to one root never moves to another silently.
+def check_binding(
+    conn: Connection, *, source: str, root: Path, named: bool, move: bool
+) -> SourceRecord | None:
+    """A source bound to one root never moves to another silently. Returns
+    the source's record as it stands before this run (None: a new source).
 
     Two folders of the same name (`a/docs`, `b/docs`) would both default to
     source `docs`, and ingesting the second would replace the first's rows.
@@ -51,9 +54,9 @@ def check_binding(conn: Connection, *, source: str, root: Path, named: bool, mov
     """
     record = lookup(conn, source)
     if record is None or move or record.root == root:
-        return
+        return record
     if named and not record.root.is_dir():
-        return
+        return record
     state = "still exists" if record.root.is_dir() else "is gone"
     raise UsageError(
         f"source {source!r} is the folder {record.root} (which {state}), not {root}: "

@@ -37,6 +37,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+INTERRUPTED = 130  # the exit status of a run stopped by Ctrl-C (docs/cli.md)
 READER_GONE = 141  # the reader of our output stopped reading (`| head`): 128 + SIGPIPE
 
 
@@ -690,7 +691,6 @@ def _highlighted(snippet: str) -> str:
     )
 
 
-INTERRUPTED = 130  # the exit status of a run stopped by Ctrl-C (docs/cli.md)
 RUN_INTERRUPTED = "interrupted; running the same command again completes the work"
 
 

@@ -121,8 +121,7 @@ def ingest(
         # The documents an earlier run died chunking (flow/quarantine.py).
         quarantine.opened(state.state_dir_for(db, conn, source)) as chunking,
     ):
-        catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)
-        known = catalog.lookup(conn, source)
+        known = catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)
         previous_recipe = (
             known.recipe.describe()
             if known is not None and known.recipe.fingerprint() != recipe.fingerprint()
