@@ -180,7 +180,8 @@ class Recorder:
 
 def install(recorder: Recorder) -> None:
     """Wrap the flow's steps in this process (module attributes looked up at call time)."""
-    from mdchunks import app, chunking, documents, engine, listing, migrate, reconcile
+    from mdchunks import app, chunking, documents, engine, listing, reconcile
+    from mdchunks.db import migrate
     from mdchunks.heading_index import recursive
 
     budget_splits: dict[str | None, Callable[..., Any]] = {}

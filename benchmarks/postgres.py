@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-from mdchunks import database
+from mdchunks.db import database
 from mdchunks.rows import TRIGGER_COLUMNS
 from psycopg import sql
 

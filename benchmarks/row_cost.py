@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from mdchunks import migrate
 from mdchunks.app import chunk_document
+from mdchunks.db import migrate
 from mdchunks.documents import document_text
 from mdchunks.heading_index import embed_text
 from mdchunks.rows import ChunkRow

@@ -36,7 +36,8 @@ from itertools import accumulate
 from pathlib import Path
 
 import psycopg
-from mdchunks import database, lexical, migrate
+from mdchunks import lexical
+from mdchunks.db import database, migrate
 
 from benchmarks import postgres
 

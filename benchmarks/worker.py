@@ -62,7 +62,7 @@ def _documents(root: Path) -> list[Path]:
 
 def job_ours(spec: dict[str, Any]) -> dict[str, Any]:
     import mdchunks
-    from mdchunks import migrate
+    from mdchunks.db import migrate
 
     url = spec["database_url"]
     migrate.ensure(url)

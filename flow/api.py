@@ -1,6 +1,6 @@
 """The Python API: what the CLI, the tests, the harness and the benchmarks call.
 
-Every function resolves the database the same way (flow/database.py):
+Every function resolves the database the same way (flow/db/database.py):
 `database_url=` or `DATABASE_URL`, else the embedded server in `data_dir`
 (default `./.mdchunks`). They are synchronous; each ingest runs its own event
 loop, so do not call them from inside a running one.
@@ -25,23 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from mdchunks import (
-    database,
-    embedder,
-    engine,
-    hits,
-    lock,
-    migrate,
-    quarantine,
-    retrieval,
-    snippets,
-    state,
-)
+from mdchunks import embedder, engine, hits, lock, quarantine, retrieval, snippets, state
 from mdchunks.catalog import check_source_name, default_source_name
-from mdchunks.connection import Connection
+from mdchunks.db import database, migrate
+from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
-from mdchunks.queries import QUERIES
 from mdchunks.reports import (
     DropReport,
     Failure,

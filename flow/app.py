@@ -11,7 +11,7 @@ harness), and each source's engine state must be bound to the database it
 describes. The state is LMDB under
 `<data dir>/state/<source>-<hash of database identity and source>/`, where
 the database identity is the cluster's system identifier, the database's oid
-and the `content_chunks` table's oid (flow/database.py: never a password).
+and the `content_chunks` table's oid (flow/db/database.py: never a password).
 Pointing the same data dir at another database, or at a re-created one,
 therefore starts from an empty state: every document is processed once and
 upserts rows with the same uuid5 ids. If a state does not match its database
@@ -35,9 +35,9 @@ import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs, postgres
 from cocoindex.resources.file import FileLike
-from mdchunks import database
 from mdchunks.chunking import chunk_markdown
-from mdchunks.database import redact, scrub
+from mdchunks.db import database
+from mdchunks.db.database import redact, scrub
 from mdchunks.documents import (
     DocumentFile,
     DocumentProblem,
@@ -78,7 +78,7 @@ async def open_environment(
     """The environment of one run: a pool, the root, the ledger, the state dir."""
     state_dir.mkdir(parents=True, exist_ok=True)
     try:
-        # asyncpg takes URLs, with only the parameters it knows (flow/database.py).
+        # asyncpg takes URLs, with only the parameters it knows (flow/db/database.py).
         pool = await asyncpg.create_pool(
             database.url_of(database_url),
             min_size=1,

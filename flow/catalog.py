@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdchunks.connection import Connection
+from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.errors import UsageError
-from mdchunks.queries import QUERIES
 from mdchunks.settings import Recipe
 
 

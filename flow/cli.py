@@ -25,7 +25,8 @@ from types import FrameType
 from typing import Any, NoReturn, TypeVar, cast
 
 import click
-from mdchunks import api, database, embedder, hits, retrieval
+from mdchunks import api, embedder, hits, retrieval
+from mdchunks.db import database
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.lock import DEFAULT_WAIT_SECONDS
@@ -713,7 +714,7 @@ def _ctrl_c_stops_at_once() -> Iterator[None]:
     while the engine runs the process leaves without waiting for it: one line,
     exit status 130. While one of our own statements runs (migrations, the
     reconciliation, the statistics, the vectors), Ctrl-C is the usual
-    KeyboardInterrupt instead: the statement is cancelled (flow/connection.py)
+    KeyboardInterrupt instead: the statement is cancelled (flow/db/connection.py)
     and the source's lock given back, where a process gone at once would leave
     the server running the statement to its end, the lock held. Only in the
     console script (a host calling `main` keeps its process), in the main
@@ -730,7 +731,7 @@ def _ctrl_c_stops_at_once() -> Iterator[None]:
     ):
         yield
         return
-    from mdchunks.connection import Connection
+    from mdchunks.db.connection import Connection
     from mdchunks.run import run_engine_once
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -63,11 +63,12 @@ from importlib import resources
 from typing import Any
 
 import asyncpg
-from mdchunks import connection, embedder
-from mdchunks.connection import Connection, quote_ident, quote_literal
+from mdchunks import embedder
+from mdchunks.db import connection
+from mdchunks.db.connection import Connection, quote_ident, quote_literal
+from mdchunks.db.queries import parse
 from mdchunks.embedder import EmbeddingsUnavailable, Encoded
 from mdchunks.errors import UsageError
-from mdchunks.queries import parse
 
 TABLE = "content_chunk_embeddings"
 EXTENSION = "vector"
@@ -136,7 +137,7 @@ def ensure_schema(conn: Connection, *, extension: str = EXTENSION) -> None:
             "on the server, or use mdchunks' embedded PostgreSQL, which ships it. "
             "Everything else works without it"
         )
-    from mdchunks.migrate import _advisory_lock
+    from mdchunks.db.migrate import _advisory_lock
 
     text = (
         resources.files("mdchunks.migrations")

@@ -1,7 +1,7 @@
 -- The statements of flow/embedding.py over content_chunk_embeddings (the table
 -- is migrations/optional/content_chunk_embeddings.sql). Named as in
--- flow/queries.sql; {placeholders} are filled by str.format with quote_ident
--- and quote_literal (flow/connection.py), %(name)s are parameters.
+-- flow/db/queries.sql; {placeholders} are filled by str.format with quote_ident
+-- and quote_literal (flow/db/connection.py), %(name)s are parameters.
 
 -- name: embedding_schema
 -- What is there: pgvector's version (NULL: not enabled), whether the table

@@ -30,9 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mdchunks.connection import Connection
+from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.heading_index import build_index
-from mdchunks.queries import QUERIES
 
 EXPANSIONS = ("none", "section", "parent")
 DEFAULT_EXPANSION = "none"

@@ -57,8 +57,8 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mdchunks.connection import Connection
-from mdchunks.queries import QUERIES
+from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 
 MATCHES = ("all", "any")
 FIRST_ROUND_CHUNKS = 2000  # MaxScore's first round scores up to this many chunks at once

@@ -22,10 +22,10 @@ import logging
 import time
 from collections.abc import Iterator
 
-from mdchunks import connection, database
-from mdchunks.connection import Connection
+from mdchunks.db import connection, database
+from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.errors import SourceBusy
-from mdchunks.queries import QUERIES
 
 DEFAULT_WAIT_SECONDS = 10.0
 

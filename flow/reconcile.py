@@ -50,9 +50,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdchunks.connection import Connection
+from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.ledger import Processed
-from mdchunks.queries import QUERIES
 
 _XID_MODULUS = 2**32
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mdchunks import embedder, embedding, lexical, snippets
-from mdchunks.connection import Connection
+from mdchunks.db.connection import Connection
 from mdchunks.errors import UsageError
 from mdchunks.fusion import rrf_scores
 

@@ -50,24 +50,22 @@ from typing import Any
 
 from mdchunks import (
     catalog,
-    connection,
-    database,
     embedder,
     embedding,
     engine,
     lexical,
     listing,
     lock,
-    migrate,
     quarantine,
     reconcile,
     state,
 )
-from mdchunks.connection import Connection
+from mdchunks.db import connection, database, migrate
+from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import options_of
 from mdchunks.ledger import Processed, RunLedger
-from mdchunks.queries import QUERIES
 from mdchunks.reports import IngestReport, failures_of
 from mdchunks.settings import DEFAULT_MAX_DOC_BYTES, Recipe
 

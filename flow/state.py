@@ -14,8 +14,9 @@ import shutil
 import uuid
 from pathlib import Path
 
-from mdchunks import catalog, database
-from mdchunks.connection import Connection
+from mdchunks import catalog
+from mdchunks.db import database
+from mdchunks.db.connection import Connection
 
 
 def state_dir_for(db: database.Database, conn: Connection, source: str) -> Path:

@@ -20,7 +20,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from mdchunks import api, database, embedder, embedding, retrieval
+from mdchunks import api, embedder, embedding, retrieval
+from mdchunks.db import database
 from mdchunks.fusion import rrf_scores
 
 from spikes import retrieval_eval

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import click
 import mdchunks
-from mdchunks.database import stop_embedded
+from mdchunks.db.database import stop_embedded
 
 from spikes.report import fixed_width_table
 

@@ -78,7 +78,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mdchunks import api, database, embedder, embedding, retrieval
+from mdchunks import api, embedder, embedding, retrieval
+from mdchunks.db import database
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
 from mdchunks.settings import Recipe

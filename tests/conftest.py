@@ -94,7 +94,7 @@ def _throwaway_data_dir(prefix: str) -> Iterator[Path]:
     try:
         yield folder
     finally:
-        from mdchunks import database
+        from mdchunks.db import database
 
         database.stop_embedded(folder)
         shutil.rmtree(folder, ignore_errors=True)
@@ -141,7 +141,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     with _throwaway_data_dir("mdchunks-test-pg-") as folder:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from mdchunks import database
+            from mdchunks.db import database
 
             server = database._start_server(folder / "pg")
         yield PostgresServer(admin_url=server.get_uri("postgres"), kind="pgserver")
@@ -180,7 +180,7 @@ class EmbeddedServer:
         """Starts the server if it is not running (as `mdchunks` would)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from mdchunks import database
+            from mdchunks.db import database
 
             db = database.resolve(None, self.data_dir)
         return db.url.replace("/mdchunks?", f"/{dbname}?", 1)

@@ -1,4 +1,4 @@
-"""flow/connection.py and the URLs it is given: psycopg's behaviour where
+"""flow/db/connection.py and the URLs it is given: psycopg's behaviour where
 the rest of the code relied on it, on a real PostgreSQL."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from mdchunks import connection, database
-from mdchunks.connection import Connection, ConnectionLost, quote_ident, quote_literal
+from mdchunks.db import connection, database
+from mdchunks.db.connection import Connection, ConnectionLost, quote_ident, quote_literal
 from mdchunks.errors import UsageError
 
 

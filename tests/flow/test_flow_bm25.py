@@ -21,8 +21,9 @@ from typing import Any
 
 import mdchunks
 import pytest
-from mdchunks import database, lexical, retrieval
-from mdchunks.connection import Connection
+from mdchunks import lexical, retrieval
+from mdchunks.db import database
+from mdchunks.db.connection import Connection
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
 TOLERANCE = 1e-9

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import cli, migrate
+from mdchunks import cli
+from mdchunks.db import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["ingest", "backfill", "status", "search", "migrate", "drop", "stop"]
@@ -232,7 +233,7 @@ def test_ingest_status_and_search_load_one_database_driver(
 ) -> None:
     """cocoindex writes the rows over asyncpg; our own statements (migrations,
     the lock, the catalog, reconciliation, status, search) go over it too
-    (flow/connection.py): a second driver cost every run 0.12-0.25 s and 11 MB."""
+    (flow/db/connection.py): a second driver cost every run 0.12-0.25 s and 11 MB."""
     where = ["--database-url", database_url, "--data-dir", str(data_dir)]
     env = {**os.environ, "COCOINDEX_DISABLE_USAGE_TRACKING": "1"}
     env.pop("DATABASE_URL", None)

@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import database, embedder, embedding, retrieval
-from mdchunks.connection import quote_literal
+from mdchunks import embedder, embedding, retrieval
+from mdchunks.db import database
+from mdchunks.db.connection import quote_literal
 from mdchunks.errors import UsageError
 from mdchunks.settings import Recipe
 

@@ -25,7 +25,8 @@ import psycopg
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import cli, database, embedder, embedding, retrieval
+from mdchunks import cli, embedder, embedding, retrieval
+from mdchunks.db import database
 from mdchunks.fusion import rrf
 from mdchunks.settings import Recipe
 

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from mdchunks import cli, migrate
+from mdchunks import cli
+from mdchunks.db import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 READ_ONLY = [

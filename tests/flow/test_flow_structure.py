@@ -16,7 +16,8 @@ import pytest
 from cocoindex.ops.text import RecursiveSplitter
 from conftest import Ingest, RunCli
 from flow_checks import assert_rows_match_files, expected_chunks, fetch, rows_by_document
-from mdchunks import Recipe, chunk_id, migrate
+from mdchunks import Recipe, chunk_id
+from mdchunks.db import migrate
 from mdchunks.heading_index import (
     StructureOptions,
     budget_split_from,

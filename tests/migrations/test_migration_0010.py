@@ -11,7 +11,8 @@ import mdchunks
 import psycopg
 import pytest
 from cocoindex.connectors import postgres
-from mdchunks import migrate, plugin
+from mdchunks import plugin
+from mdchunks.db import migrate
 from mdchunks.heading_index import embed_text
 from mdchunks.rows import CHUNKS_TABLE, ChunkRow
 

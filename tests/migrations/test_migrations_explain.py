@@ -10,7 +10,8 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import database, embedding, migrate
+from mdchunks import embedding
+from mdchunks.db import database, migrate
 
 OUR_TABLES = {
     "content_chunks",

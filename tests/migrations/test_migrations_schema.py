@@ -12,7 +12,8 @@ from typing import Any
 import psycopg
 import pytest
 from cocoindex.connectors.postgres import TableSchema
-from mdchunks import ChunkRow, DocumentRow, migrate
+from mdchunks import ChunkRow, DocumentRow
+from mdchunks.db import migrate
 from mdchunks.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, TRIGGER_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from mdchunks import migrate
+from mdchunks.db import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = migrate.BOOKKEEPING_SCHEMA
@@ -225,7 +225,7 @@ def test_the_migrations_applied_after_yoyos_are_recorded_as_yoyo_records_them(
 
 _DRIVERS_SEEN = """
 import json, sys
-from mdchunks import migrate
+from mdchunks.db import migrate
 migrate.apply(sys.argv[1])
 migrate.pending(sys.argv[1])
 print(json.dumps(sorted({m.split(".")[0] for m in sys.modules} & {"psycopg", "yoyo"})))

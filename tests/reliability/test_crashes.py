@@ -32,7 +32,7 @@ from typing import Any
 
 import mdchunks
 import pytest
-from mdchunks import migrate
+from mdchunks.db import migrate
 from reliability_support import (
     RECIPE_A,
     RECIPE_B,

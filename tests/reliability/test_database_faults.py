@@ -14,7 +14,7 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import database
+from mdchunks.db import database
 from reliability_support import (
     assert_invariants,
     cli_env,

@@ -22,8 +22,9 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import Recipe, database, embedder, embedding, migrate
-from mdchunks.connection import quote_ident
+from mdchunks import Recipe, embedder, embedding
+from mdchunks.db import database, migrate
+from mdchunks.db.connection import quote_ident
 from psycopg import sql
 from reliability_support import (
     ROOT,
@@ -355,7 +356,7 @@ def _string_constants(tree: ast.Module) -> set[str]:
     return {name for name in literal if bound[name] == 1 and name.isupper()}
 
 
-QUOTING = {"quote_ident", "quote_literal"}  # flow/connection.py
+QUOTING = {"quote_ident", "quote_literal"}  # flow/db/connection.py
 
 
 def _quoting(value: ast.expr) -> bool:

@@ -1,5 +1,5 @@
--- The SQL of the flow that is more than a one-liner, by name (flow/queries.py
--- loads this file). Placeholders %(name)s (flow/connection.py numbers them).
+-- The SQL of the flow that is more than a one-liner, by name (flow/db/queries.py
+-- loads this file). Placeholders %(name)s (flow/db/connection.py numbers them).
 
 -- name: lock_holder
 -- Who holds an advisory lock (for the "source is busy" message).
@@ -373,7 +373,7 @@ FROM mdchunks_documents
 WHERE source = %(source)s;
 
 -- name: migration_table_schema
--- The schema holding yoyo's record of applied migrations (flow/migrate.py):
+-- The schema holding yoyo's record of applied migrations (flow/db/migrate.py):
 -- the bookkeeping schema, else (a database migrated by an older mdchunks, not
 -- moved yet) wherever the search_path finds it; no row if there is none.
 -- Read from the catalogs, which any role may read, so a missing right is

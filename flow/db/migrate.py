@@ -3,7 +3,7 @@
 The migrations are plain SQL files (`migrations/`, the only place the schema
 is written), their ids are their file names, and the record of what was
 applied is kept in the database itself. This module is the whole runner: it
-speaks to the database over `mdchunks.connection` (asyncpg, which the engine
+speaks to the database over `mdchunks.db.connection` (asyncpg, which the engine
 loads anyway), so a run loads no second driver.
 
 The record keeps the format of yoyo-migrations, which the previous release
@@ -47,10 +47,10 @@ from importlib import resources
 from pathlib import Path
 
 import asyncpg
-from mdchunks import connection, database
-from mdchunks.connection import Connection
+from mdchunks.db import connection, database
+from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, MdchunksError
-from mdchunks.queries import QUERIES
 
 MIGRATION_LOCK = "mdchunks:migrate"
 LOCK_WAIT_SECONDS = 120.0

@@ -24,5 +24,5 @@ def parse(text: str) -> dict[str, str]:
 
 
 QUERIES: dict[str, str] = parse(
-    resources.files("mdchunks").joinpath("queries.sql").read_text("utf-8")
+    resources.files("mdchunks.db").joinpath("queries.sql").read_text("utf-8")
 )

@@ -36,8 +36,8 @@ from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
 import asyncpg
-from mdchunks import connection
-from mdchunks.connection import Connection
+from mdchunks.db import connection
+from mdchunks.db.connection import Connection
 from mdchunks.errors import DatabaseUnavailable, UsageError
 
 DEFAULT_DATA_DIR = Path(".mdchunks")
