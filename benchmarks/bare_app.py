@@ -26,11 +26,11 @@ import cocoindex as coco
 from cocoindex.connectors import localfs, postgres
 from cocoindex.ops.text import RecursiveSplitter
 from cocoindex.resources.file import FileLike, PatternFilePathMatcher
-from mdchunks.settings import Recipe
+from mdchunks.plugin.recipe import Recipe
 
 APP_NAME = "mdchunks_bench_bare"
 TABLE = "bare_chunks"
-NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")  # the flow's (flow/rows.py)
+NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")  # the flow's (flow/plugin/rows.py)
 RECIPE = Recipe()  # the budgets only; the heading parts are not used
 
 # Context key names are global per process: distinct from the flow's.

@@ -180,9 +180,11 @@ class Recorder:
 
 def install(recorder: Recorder) -> None:
     """Wrap the flow's steps in this process (module attributes looked up at call time)."""
-    from mdchunks import app, chunking, documents, engine, listing, reconcile
+    from mdchunks import app, engine, listing, reconcile
     from mdchunks.db import migrate
     from mdchunks.heading_index import recursive
+    from mdchunks.plugin import chunking
+    from mdchunks.source import files
 
     budget_splits: dict[str | None, Callable[..., Any]] = {}
     make_budget_split = chunking._budget_split
@@ -199,8 +201,8 @@ def install(recorder: Recorder) -> None:
     chunking.build_index = recorder.step("index", chunking.build_index)  # type: ignore[assignment]
     recursive.assign = assign_all(recursive.assign)  # type: ignore[assignment]
     app._chunk_and_hash = recorder.step("rows", app._chunk_and_hash)  # type: ignore[assignment]
-    documents.DocumentFile._read_sync = recorder.step(  # type: ignore[method-assign]
-        "read", documents.DocumentFile._read_sync
+    files.DocumentFile._read_sync = recorder.step(  # type: ignore[method-assign]
+        "read", files.DocumentFile._read_sync
     )
     migrate.ensure = recorder.sync_phase("migrations", migrate.ensure)  # type: ignore[assignment]
     listing.walk = recorder.sync_phase("walk", listing.walk)  # type: ignore[assignment]

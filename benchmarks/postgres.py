@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from mdchunks.db import database
-from mdchunks.rows import TRIGGER_COLUMNS
+from mdchunks.plugin.rows import TRIGGER_COLUMNS
 from psycopg import sql
 
 _XID_MODULUS = 2**32

@@ -34,10 +34,10 @@ from typing import Any
 import psycopg
 from mdchunks.app import chunk_document
 from mdchunks.db import migrate
-from mdchunks.documents import document_text
 from mdchunks.heading_index import embed_text
-from mdchunks.rows import ChunkRow
-from mdchunks.settings import Recipe
+from mdchunks.plugin.documents import document_text
+from mdchunks.plugin.recipe import Recipe
+from mdchunks.plugin.rows import ChunkRow
 from psycopg import sql
 
 from benchmarks import corpora, postgres

@@ -71,9 +71,9 @@ def _chunker_figures(ctx: Context, documents: list[str]) -> list[Figure]:
     import time
 
     from cocoindex.ops.text import RecursiveSplitter
-    from mdchunks.chunking import chunk_markdown
     from mdchunks.heading_index.chunkers import CHUNKERS
     from mdchunks.heading_index.options import ChunkOptions
+    from mdchunks.plugin.chunking import chunk_markdown
 
     splitter = RecursiveSplitter()
 

@@ -115,9 +115,9 @@ def job_bare(spec: dict[str, Any]) -> dict[str, Any]:
 
 def job_split(spec: dict[str, Any]) -> dict[str, Any]:
     from cocoindex.ops.text import RecursiveSplitter
-    from mdchunks.settings import Recipe
+    from mdchunks.plugin.recipe import Recipe
 
-    splitter = RecursiveSplitter()  # the app's splitter (mdchunks.chunking)
+    splitter = RecursiveSplitter()  # the app's splitter (mdchunks.plugin.chunking)
     recipe = Recipe()
     texts = _read_all(spec)
     started = time.perf_counter()
@@ -137,7 +137,7 @@ def job_split(spec: dict[str, Any]) -> dict[str, Any]:
 
 def job_pipeline(spec: dict[str, Any]) -> dict[str, Any]:
     from mdchunks.app import chunk_document
-    from mdchunks.settings import Recipe
+    from mdchunks.plugin.recipe import Recipe
 
     recipe = Recipe()
     texts = _read_all(spec)

@@ -30,17 +30,17 @@ _EXPORTS: dict[str, str] = {
     "HeadingChunk": "mdchunks.heading_index.chunk",
     "Chunking": "mdchunks.heading_index.chunk",
     "CHUNKERS": "mdchunks.heading_index.chunkers",
-    "split_markdown": "mdchunks.chunking",
-    "chunk_markdown": "mdchunks.chunking",
-    "chunk_rows": "mdchunks.rows",
+    "split_markdown": "mdchunks.plugin.chunking",
+    "chunk_markdown": "mdchunks.plugin.chunking",
+    "chunk_rows": "mdchunks.plugin.rows",
     "decode_document": "mdchunks.heading_index.decode",
-    "document_text": "mdchunks.documents",
-    "DocumentProblem": "mdchunks.documents",
-    "mount_chunk_table": "mdchunks.plugin",
-    "chunk_table_sql": "mdchunks.plugin",
-    "chunk_table_upgrade_sql": "mdchunks.plugin",
-    "process_markdown_file": "mdchunks.plugin",
-    "recipe_of": "mdchunks.plugin",
+    "document_text": "mdchunks.plugin.documents",
+    "DocumentProblem": "mdchunks.plugin.documents",
+    "mount_chunk_table": "mdchunks.plugin.target",
+    "chunk_table_sql": "mdchunks.plugin.target",
+    "chunk_table_upgrade_sql": "mdchunks.plugin.target",
+    "process_markdown_file": "mdchunks.plugin.target",
+    "recipe_of": "mdchunks.plugin.target",
     # the managed face
     "DropReport": "mdchunks.api",
     "Failure": "mdchunks.api",
@@ -55,11 +55,11 @@ _EXPORTS: dict[str, str] = {
     "search": "mdchunks.api",
     "status": "mdchunks.api",
     "MdchunksError": "mdchunks.errors",
-    "Recipe": "mdchunks.settings",
-    "NAMESPACE": "mdchunks.rows",
-    "ChunkRow": "mdchunks.rows",
-    "DocumentRow": "mdchunks.rows",
-    "chunk_id": "mdchunks.rows",
+    "Recipe": "mdchunks.plugin.recipe",
+    "NAMESPACE": "mdchunks.plugin.rows",
+    "ChunkRow": "mdchunks.plugin.rows",
+    "DocumentRow": "mdchunks.plugin.rows",
+    "chunk_id": "mdchunks.plugin.rows",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -91,24 +91,24 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.api import migrate_database as migrate_database
     from mdchunks.api import search as search
     from mdchunks.api import status as status
-    from mdchunks.chunking import chunk_markdown as chunk_markdown
-    from mdchunks.chunking import split_markdown as split_markdown
-    from mdchunks.documents import DocumentProblem as DocumentProblem
-    from mdchunks.documents import document_text as document_text
     from mdchunks.errors import MdchunksError as MdchunksError
     from mdchunks.heading_index.chunk import Chunking as Chunking
     from mdchunks.heading_index.chunk import HeadingChunk as HeadingChunk
     from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKERS
     from mdchunks.heading_index.decode import decode_document as decode_document
     from mdchunks.heading_index.options import ChunkOptions as ChunkOptions
-    from mdchunks.plugin import chunk_table_sql as chunk_table_sql
-    from mdchunks.plugin import chunk_table_upgrade_sql as chunk_table_upgrade_sql
-    from mdchunks.plugin import mount_chunk_table as mount_chunk_table
-    from mdchunks.plugin import process_markdown_file as process_markdown_file
-    from mdchunks.plugin import recipe_of as recipe_of
-    from mdchunks.rows import NAMESPACE as NAMESPACE
-    from mdchunks.rows import ChunkRow as ChunkRow
-    from mdchunks.rows import DocumentRow as DocumentRow
-    from mdchunks.rows import chunk_id as chunk_id
-    from mdchunks.rows import chunk_rows as chunk_rows
-    from mdchunks.settings import Recipe as Recipe
+    from mdchunks.plugin.chunking import chunk_markdown as chunk_markdown
+    from mdchunks.plugin.chunking import split_markdown as split_markdown
+    from mdchunks.plugin.documents import DocumentProblem as DocumentProblem
+    from mdchunks.plugin.documents import document_text as document_text
+    from mdchunks.plugin.recipe import Recipe as Recipe
+    from mdchunks.plugin.rows import NAMESPACE as NAMESPACE
+    from mdchunks.plugin.rows import ChunkRow as ChunkRow
+    from mdchunks.plugin.rows import DocumentRow as DocumentRow
+    from mdchunks.plugin.rows import chunk_id as chunk_id
+    from mdchunks.plugin.rows import chunk_rows as chunk_rows
+    from mdchunks.plugin.target import chunk_table_sql as chunk_table_sql
+    from mdchunks.plugin.target import chunk_table_upgrade_sql as chunk_table_upgrade_sql
+    from mdchunks.plugin.target import mount_chunk_table as mount_chunk_table
+    from mdchunks.plugin.target import process_markdown_file as process_markdown_file
+    from mdchunks.plugin.target import recipe_of as recipe_of

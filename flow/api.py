@@ -32,6 +32,7 @@ from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
+from mdchunks.plugin.recipe import Recipe
 from mdchunks.reports import (
     DropReport,
     Failure,
@@ -41,7 +42,6 @@ from mdchunks.reports import (
     StatusReport,
 )
 from mdchunks.run import backfill, ingest, watch
-from mdchunks.settings import Recipe
 
 __all__ = [
     "DropReport",

@@ -35,25 +35,24 @@ import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs, postgres
 from cocoindex.resources.file import FileLike
-from mdchunks.chunking import chunk_markdown
 from mdchunks.db import database
 from mdchunks.db.database import redact, scrub
-from mdchunks.documents import (
-    DocumentFile,
-    DocumentProblem,
-    DocumentTooLarge,
-    LiveDocuments,
-    document_text,
-    one_line,
-    too_large,
-)
 from mdchunks.errors import DatabaseUnavailable
 from mdchunks.ledger import Processed, RunLedger
 from mdchunks.listing import matcher
 from mdchunks.offload import run_off_loop
-from mdchunks.plugin import mount_chunk_table
-from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
-from mdchunks.settings import Recipe
+from mdchunks.plugin.chunking import chunk_markdown
+from mdchunks.plugin.documents import DocumentProblem, document_text
+from mdchunks.plugin.recipe import Recipe
+from mdchunks.plugin.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
+from mdchunks.plugin.target import mount_chunk_table
+from mdchunks.source.files import (
+    DocumentFile,
+    DocumentTooLarge,
+    LiveDocuments,
+    one_line,
+    too_large,
+)
 
 # -- settings -----------------------------------------------------------------
 
@@ -110,8 +109,8 @@ async def open_environment(
         await pool.close()
 
 
-# -- row types: flow/rows.py (ChunkRow; DocumentRow is written by flow/reconcile.py) -----
-# -- documents: flow/documents.py (the hardened file reading, the document's text) ------
+# -- row types: flow/plugin/rows.py (ChunkRow; DocumentRow is written by flow/reconcile.py) -----
+# -- documents: flow/source/files.py (the defensive read), flow/plugin/documents.py (the text)
 
 
 # -- leaf function ----------------------------------------------------------------------

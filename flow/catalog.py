@@ -9,7 +9,7 @@ from pathlib import Path
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import UsageError
-from mdchunks.settings import Recipe
+from mdchunks.plugin.recipe import Recipe
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.lock import DEFAULT_WAIT_SECONDS
 from mdchunks.names import shown
-from mdchunks.settings import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
+from mdchunks.plugin.recipe import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

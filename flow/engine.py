@@ -15,7 +15,7 @@ from cocoindex._internal import core as _core  # cancel_all: what `cocoindex` CL
 from mdchunks.app import build_app, open_environment, process_document
 from mdchunks.errors import MdchunksError
 from mdchunks.ledger import RunLedger
-from mdchunks.settings import Recipe
+from mdchunks.plugin.recipe import Recipe
 
 ProgressFn = Callable[[int, int], None]  # (documents done, documents in total)
 AliveFn = Callable[[], None]  # raises when the run must stop (the database went away)

@@ -35,7 +35,7 @@ from typing import NamedTuple
 from cocoindex.resources.file import PatternFilePathMatcher
 from mdchunks.errors import UsageError
 from mdchunks.names import is_utf8
-from mdchunks.settings import exclude_patterns, include_patterns, is_excluded_dir
+from mdchunks.plugin.recipe import exclude_patterns, include_patterns, is_excluded_dir
 
 
 class FileStat(NamedTuple):

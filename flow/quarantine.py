@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mdchunks.documents import DocumentProblem
+from mdchunks.plugin.documents import DocumentProblem
 
 T = TypeVar("T")
 

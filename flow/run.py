@@ -29,7 +29,7 @@ Failures (docs/reliability.md), and why each is handled where it is:
   component's rows, and would retry the same bytes forever.)
 - a file that cannot be read when the engine reads it (vanished, replaced by
   a folder or a FIFO, grown past the limit since the walk): declared the same
-  way (flow/documents.py's DocumentFile), but never trusted as unchanged: the
+  way (flow/source/files.py's DocumentFile), but never trusted as unchanged: the
   next run reads the file again.
 - anything that raises (a bug): cocoindex keeps the old rows and retries next
   run; the app's exception handler records it and the reconciliation deletes
@@ -66,8 +66,8 @@ from mdchunks.db.queries import QUERIES
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import options_of
 from mdchunks.ledger import Processed, RunLedger
+from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES, Recipe
 from mdchunks.reports import IngestReport, failures_of
-from mdchunks.settings import DEFAULT_MAX_DOC_BYTES, Recipe
 
 ProgressFn = engine.ProgressFn
 

@@ -1,5 +1,5 @@
 -- content_chunks: one row per chunk (docs/rows-and-table.md). The column names are
--- part of the contract; flow/rows.py's ChunkRow writes exactly these columns
+-- part of the contract; flow/plugin/rows.py's ChunkRow writes exactly these columns
 -- (a test compares them). cocoindex manages the rows, never the table.
 
 CREATE TABLE content_chunks (

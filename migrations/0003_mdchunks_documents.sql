@@ -1,4 +1,4 @@
--- One row per document the last run handed to cocoindex (flow/rows.py's
+-- One row per document the last run handed to cocoindex (flow/plugin/rows.py's
 -- DocumentRow). cocoindex declares it next to the document's chunks, so it
 -- says how many chunk rows the document must have, and keeps a document's
 -- failure (error) until the file or the recipe changes.

@@ -26,7 +26,7 @@
 -- 3. start_line and end_line: 1-based lines of the chunk's first and last
 --    character (HeadingChunk's), written by the flow. Rows written before
 --    have NULL until their document is processed again: the next ingest does
---    that for every document (the rows' logic version changed, flow/rows.py).
+--    that for every document (the rows' logic version changed, flow/plugin/rows.py).
 
 ALTER TABLE content_chunks
     ALTER COLUMN search_vector DROP EXPRESSION,

@@ -82,7 +82,7 @@ from mdchunks import api, embedder, embedding, retrieval
 from mdchunks.db import database
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
-from mdchunks.settings import Recipe
+from mdchunks.plugin.recipe import Recipe
 
 from spikes.corpus import read_corpus
 from spikes.golden import GoldenFormatError, GoldenQuery, load_golden, verify

@@ -25,7 +25,7 @@ from mdchunks import embedder, embedding, retrieval
 from mdchunks.db import database
 from mdchunks.db.connection import quote_literal
 from mdchunks.errors import UsageError
-from mdchunks.settings import Recipe
+from mdchunks.plugin.recipe import Recipe
 
 DEFAULT = Recipe(embed=embedder.DEFAULT_MODEL)
 

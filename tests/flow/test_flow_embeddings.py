@@ -28,7 +28,7 @@ from flow_checks import fetch
 from mdchunks import cli, embedder, embedding, retrieval
 from mdchunks.db import database
 from mdchunks.fusion import rrf
-from mdchunks.settings import Recipe
+from mdchunks.plugin.recipe import Recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample"

@@ -146,7 +146,7 @@ def test_a_database_at_0008_with_rows_upgrades_in_place(
 _OLD_VERSION_INGEST = """
 import dataclasses, sys
 from pathlib import Path
-import mdchunks.rows as rows
+import mdchunks.plugin.rows as rows
 # An mdchunks before 0009: another rows version in the engine's memo, rows
 # without lines.
 rows.ROWS_VERSION = "1"

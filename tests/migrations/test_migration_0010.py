@@ -11,10 +11,10 @@ import mdchunks
 import psycopg
 import pytest
 from cocoindex.connectors import postgres
-from mdchunks import plugin
 from mdchunks.db import migrate
 from mdchunks.heading_index import embed_text
-from mdchunks.rows import CHUNKS_TABLE, ChunkRow
+from mdchunks.plugin import target as plugin
+from mdchunks.plugin.rows import CHUNKS_TABLE, ChunkRow
 
 from benchmarks.row_cost import migrate_through
 

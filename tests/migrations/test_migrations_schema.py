@@ -14,7 +14,7 @@ import pytest
 from cocoindex.connectors.postgres import TableSchema
 from mdchunks import ChunkRow, DocumentRow
 from mdchunks.db import migrate
-from mdchunks.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, TRIGGER_COLUMNS
+from mdchunks.plugin.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, TRIGGER_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ The hook is installed when this module is imported, not only when it runs:
 multiprocessing's spawn imports the main module in its child, so the trial
 process that flow/quarantine.py starts for a suspect gets the same splitter,
 and dies the same way. flow itself has no hook for it: the splitter is
-swapped in `mdchunks.chunking`, as tests/reliability/swap_after_walk.py swaps the walk.
+swapped in `mdchunks.plugin.chunking`, as tests/reliability/swap_after_walk.py swaps the walk.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import os
 import sys
 from typing import Any
 
-from mdchunks import chunking
-from mdchunks.splitting import GuardedSplitter
+from mdchunks.plugin import chunking
+from mdchunks.plugin.splitting import GuardedSplitter
 
 CRASH_MARKER = "THIS DOCUMENT KILLS THE PROCESS"
 MODE_VARIABLE = "MDCHUNKS_TEST_NATIVE_CRASH"

@@ -23,8 +23,8 @@ import psycopg
 import pytest
 from mdchunks import ChunkRow, Recipe
 from mdchunks.app import chunk_document
-from mdchunks.documents import document_text
-from mdchunks.settings import DEFAULT_MAX_DOC_BYTES
+from mdchunks.plugin.documents import document_text
+from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES
 from psycopg.rows import dict_row
 from reliability_support import (
     RUST_BOOK,

@@ -3,7 +3,7 @@
 -- and their check (migration 0009) and table_header if it lacks them, and the trigger that
 -- also sets embed_text (migration 0010) in place of the one that set only the
 -- search columns. Rows keep their values. (`chunk_table_upgrade_sql` puts
--- flow/chunk_columns.sql, the trigger's function, before it.)
+-- flow/plugin/chunk_columns.sql, the trigger's function, before it.)
 
 ALTER TABLE {table}
     ADD COLUMN IF NOT EXISTS start_line integer,

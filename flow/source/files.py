@@ -1,9 +1,9 @@
-"""Reading a document: the file object cocoindex memoizes, and its text.
+"""Reading a listed document: the file object cocoindex memoizes.
 
 `DocumentFile` is how every run reads a listed document (the batch run hands
 them over from the walk, the live watch through `LiveDocuments`): defensively,
-so a file that vanished, grew or was replaced fails that document alone.
-`document_text` turns its bytes into the text every offset refers to.
+so a file that vanished, grew or was replaced fails that document alone. Its
+bytes become text with the plugin face's `document_text`.
 """
 
 from __future__ import annotations
@@ -18,17 +18,7 @@ from typing import Any, cast
 import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs
-from mdchunks.heading_index import DocumentDecodeError, decode_document
 from mdchunks.listing import FileStat
-
-
-class DocumentProblem(Exception):
-    """A document that cannot be ingested as it is (the message says why).
-
-    Deterministic in the file's bytes: the document declares no chunk rows, its
-    document row carries the message, and the memo keeps that until the file
-    (or the recipe) changes, so it is reported again on every run meanwhile.
-    """
 
 
 class DocumentTooLarge(Exception):
@@ -39,35 +29,6 @@ class DocumentTooLarge(Exception):
 class DocumentReplaced(Exception):
     """Raised, not declared: the listed file is no longer a regular file when it
     is read (a folder, a FIFO, a device put in its place after the walk)."""
-
-
-_BOM = "\ufeff"
-
-
-def document_text(data: bytes, invalid_utf8: str = "skip") -> str:
-    """The document's text (UTF-8, one leading BOM removed) or a `DocumentProblem`.
-
-    Binary content: a NUL byte anywhere (PNG, JPEG, PDF, zip, UTF-16 text all
-    have them) is a `DocumentProblem`; Postgres text cannot hold NUL, and
-    cocoindex would strip it silently and shift every offset after it. Other
-    binary data is, in practice, not valid UTF-8 either.
-
-    Invalid UTF-8: a `DocumentProblem` naming the byte offset; with
-    `invalid_utf8="replace"` each maximal invalid sequence becomes one U+FFFD
-    instead (Python's decoder), and that text is the document: it is what the
-    rows store and what `char_start`/`char_end` count in.
-    """
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        raise DocumentProblem(
-            f"binary content: NUL byte at byte offset {nul} (Postgres text cannot hold it)"
-        )
-    if invalid_utf8 == "replace":
-        return data.decode("utf-8", errors="replace").removeprefix(_BOM)
-    try:
-        return decode_document(data)
-    except DocumentDecodeError as exc:
-        raise DocumentProblem(str(exc)) from None
 
 
 # The content fingerprint of a document that could not be read: no file's.

@@ -23,8 +23,8 @@ from mdchunks.heading_index.chunkers import CHUNKERS, chunker_versions, get_chun
 from mdchunks.heading_index.options import ChunkOptions
 from mdchunks.heading_index.oversized import BudgetSplit
 from mdchunks.heading_index.structure import budget_split_from
-from mdchunks.rows import ROWS_VERSION
-from mdchunks.splitting import GuardedSplitter
+from mdchunks.plugin.rows import ROWS_VERSION
+from mdchunks.plugin.splitting import GuardedSplitter
 
 _DEFAULT = ChunkOptions()
 
@@ -43,7 +43,7 @@ LOGIC_VERSIONS = {
 @cache
 def _budget_split(language: str | None) -> BudgetSplit:
     # Guarded: a markdown text nested deep enough to abort the splitter is
-    # split as plain text instead (flow/splitting.py).
+    # split as plain text instead (flow/plugin/splitting.py).
     return budget_split_from(GuardedSplitter(RecursiveSplitter()), language)
 
 

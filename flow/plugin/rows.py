@@ -32,7 +32,7 @@ DOCUMENTS_TABLE = "mdchunks_documents"
 # (migration 0009), embed_text from breadcrumb, table_header and text
 # (migration 0010: the engine then carries each text once, not twice).
 TRIGGER_COLUMNS = ("search_vector", "search_heading_length", "search_text_length", "embed_text")
-# What a row of a chunk holds, as part of the logic a memo sees (flow/chunking.py):
+# What a row of a chunk holds, as part of the logic a memo sees (flow/plugin/chunking.py):
 # 2 added start_line and end_line, so an upgrade processes every document again
 # and rows written before get their lines; 3 sends table_header, not embed_text.
 ROWS_VERSION = "3"

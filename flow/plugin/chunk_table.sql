@@ -5,7 +5,7 @@
 -- names (the table's own name). Apply it with your own migrations; add your
 -- own columns after it (ALTER TABLE ... ADD COLUMN). A test keeps it equal,
 -- column for column, constraint for constraint and trigger for trigger, to
--- `content_chunks`. (`chunk_table_sql` puts flow/chunk_columns.sql, the
+-- `content_chunks`. (`chunk_table_sql` puts flow/plugin/chunk_columns.sql, the
 -- trigger's function, before it.)
 
 CREATE TABLE {table} (

@@ -18,12 +18,12 @@ import cocoindex as coco
 from cocoindex.connectorkits.target import ManagedBy
 from cocoindex.connectors import postgres
 from cocoindex.resources.file import FileLike
-from mdchunks.chunking import split_markdown
-from mdchunks.documents import DocumentProblem, document_text
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.options import ChunkOptions, options_of
-from mdchunks.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
-from mdchunks.settings import Recipe
+from mdchunks.plugin.chunking import split_markdown
+from mdchunks.plugin.documents import DocumentProblem, document_text
+from mdchunks.plugin.recipe import Recipe
+from mdchunks.plugin.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
 
 _DEFAULT = ChunkOptions()
 
@@ -169,7 +169,7 @@ def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) 
         )
     table = _identifier(table_name)
     schema = "" if pg_schema_name is None else f"{_identifier(pg_schema_name)}."
-    folder = resources.files("mdchunks")
+    folder = resources.files("mdchunks.plugin")
     template = folder.joinpath("chunk_columns.sql").read_text("utf-8") + "\n"
     template += folder.joinpath(template_name).read_text("utf-8")
     prefix = table_name.replace('"', '""')
