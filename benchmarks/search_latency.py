@@ -36,8 +36,8 @@ from itertools import accumulate
 from pathlib import Path
 
 import psycopg
-from mdchunks import lexical
 from mdchunks.db import database, migrate
+from mdchunks.retrieval import lexical
 
 from benchmarks import postgres
 

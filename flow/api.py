@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from mdchunks import embedder, engine, hits, lock, quarantine, retrieval, snippets, state
+from mdchunks import engine, lock, quarantine, state
 from mdchunks.catalog import check_source_name, default_source_name
 from mdchunks.db import database, migrate
 from mdchunks.db.connection import Connection
@@ -41,6 +41,7 @@ from mdchunks.reports import (
     SourceStatus,
     StatusReport,
 )
+from mdchunks.retrieval import embedder, hits, rankings, snippets
 from mdchunks.run import backfill, ingest, watch
 
 __all__ = [
@@ -130,7 +131,7 @@ class SearchHit:
     # The stored `breadcrumb` column: rendered at ingest within the recipe's
     # budget (a truncated one starts with `…`); None for an empty heading path.
     stored_breadcrumb: str | None = None
-    # The chunk itself, and what `expand` asked for (flow/hits.py).
+    # The chunk itself, and what `expand` asked for (flow/retrieval/hits.py).
     id: uuid.UUID | None = None
     char_start: int = 0
     char_end: int = 0
@@ -166,14 +167,14 @@ def search(
     *,
     k: int = 10,
     source: str | None = None,
-    method: str | None = retrieval.DEFAULT_METHOD,
-    match: str = retrieval.DEFAULT_MATCH,
+    method: str | None = rankings.DEFAULT_METHOD,
+    match: str = rankings.DEFAULT_MATCH,
     database_url: str | None = None,
     data_dir: Path | None = None,
     expand: str = hits.DEFAULT_EXPANSION,
     embed_model: str | None = None,
 ) -> list[SearchHit]:
-    """Search the chunks (flow/retrieval.py): `bm25`, BM25 over heading path
+    """Search the chunks (flow/retrieval/rankings.py): `bm25`, BM25 over heading path
     and text (English stemming), chunks with any word (`match="any"`) or every
     word (`"all"`); `semantic`, cosine similarity of all-MiniLM-L6-v2 vectors
     (needs the embed extra and `ingest --embed`; `embed_model` names the model
@@ -182,12 +183,12 @@ def search(
     fusion of the two; None (the default): hybrid when the searched chunks
     have vectors, else bm25. `rank` is the method's score. `expand`:
     `section` adds each hit's section rebuilt from its stored chunks,
-    `parent` its parent chunk's row (flow/hits.py)."""
+    `parent` its parent chunk's row (flow/retrieval/hits.py)."""
     if not query.strip():
         raise UsageError("the search query is empty")
     if k < 1:
         raise UsageError(f"-k must be at least 1 (got {k})")
-    retrieval.check_method(method, match)
+    rankings.check_method(method, match)
     if expand not in hits.EXPANSIONS:
         raise UsageError(f"unknown expansion {expand!r} (known: {', '.join(hits.EXPANSIONS)})")
     model = None if embed_model is None else embedder.model_key(embed_model)
@@ -200,13 +201,13 @@ def search(
             _require_source(conn, source)
         _require_chunks(conn, db, source)
         try:
-            ranked = retrieval.rank(
+            ranked = rankings.rank(
                 conn, query, k=k, source=source, method=method, match=match, model=model
             )
             shown = {
                 row[0]: row[1:]
                 for row in conn.execute(
-                    retrieval.hits_sql(match),
+                    rankings.hits_sql(match),
                     {
                         "query": query,
                         "ids": [hit.id for hit in ranked],

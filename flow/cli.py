@@ -25,13 +25,14 @@ from types import FrameType
 from typing import Any, NoReturn, TypeVar, cast
 
 import click
-from mdchunks import api, embedder, hits, retrieval
+from mdchunks import api
 from mdchunks.db import database
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.lock import DEFAULT_WAIT_SECONDS
 from mdchunks.names import shown
 from mdchunks.plugin.recipe import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
+from mdchunks.retrieval import embedder, hits, rankings
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -103,7 +104,7 @@ lock_wait_option = click.option(
 
 
 def embed_model_option(help_text: str) -> Callable[[F], F]:
-    """`--embed-model MODEL` (flow/embedder.py): the same name on ingest, backfill, search."""
+    """`--embed-model MODEL` (flow/retrieval/embedder.py): one name on ingest, backfill, search."""
     return click.option(
         "--embed-model", "embed_model", metavar="MODEL", default=None, help=help_text
     )
@@ -437,8 +438,8 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
 @click.option("--source", metavar="NAME", help="Only this source.")
 @click.option(
     "--method",
-    type=click.Choice(retrieval.METHODS),
-    default=retrieval.DEFAULT_METHOD,
+    type=click.Choice(rankings.METHODS),
+    default=rankings.DEFAULT_METHOD,
     help="bm25: BM25 in PostgreSQL over heading path and text (English stemming). "
     "semantic: cosine similarity of the chunks' vectors (needs `ingest --embed` "
     "and the embed extra; by the model's HNSW index). hybrid: reciprocal-rank fusion of "
@@ -446,8 +447,8 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
 )
 @click.option(
     "--match",
-    type=click.Choice(retrieval.MATCHES),
-    default=retrieval.DEFAULT_MATCH,
+    type=click.Choice(rankings.MATCHES),
+    default=rankings.DEFAULT_MATCH,
     show_default=True,
     help="BM25 side (bm25, hybrid): `any`, chunks with any of the query's words (rare "
     "words weigh more); `all`, only chunks with every word. `any` is the default: on the "

@@ -51,7 +51,7 @@ class IngestReport:
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
     merges_total: int = 0
     breadcrumb_truncations_total: int = 0
-    # Embeddings (flow/embedding.py): the model (None: embeddings off), vectors
+    # Embeddings (flow/retrieval/embedding.py): the model (None: embeddings off), vectors
     # written and deleted by this run, vectors of the source after it.
     embed_model: str | None = None
     vectors_written: int = 0
@@ -60,7 +60,7 @@ class IngestReport:
     embed_seconds: float = 0.0
     # Of the chunks this run embedded, those longer than the model reads
     # (`vectors_max_tokens` word pieces), embedded by `vectors_long_input`
-    # (flow/embedder.py); whether the model's HNSW index exists.
+    # (flow/retrieval/embedder.py); whether the model's HNSW index exists.
     vectors_long: int = 0
     vectors_long_input: str = ""
     vectors_max_tokens: int = 0

@@ -14,7 +14,7 @@ An ingest takes these phases, in this order (each a line of `ingest`):
 7. count what changed, and refresh BM25's statistics if anything did
    (before 8: a run stopped between them leaves the next one rows to count);
 8. stamp the engine state as trusted;
-9. bring the vectors in line (flow/embedding.py), and report.
+9. bring the vectors in line (flow/retrieval/embedding.py), and report.
 
 Failures (docs/reliability.md), and why each is handled where it is:
 - found by the walk (over the size limit, unreadable, broken symlink,
@@ -48,18 +48,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from mdchunks import (
-    catalog,
-    embedder,
-    embedding,
-    engine,
-    lexical,
-    listing,
-    lock,
-    quarantine,
-    reconcile,
-    state,
-)
+from mdchunks import catalog, engine, listing, lock, quarantine, reconcile, state
 from mdchunks.db import connection, database, migrate
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
@@ -68,6 +57,7 @@ from mdchunks.heading_index.options import options_of
 from mdchunks.ledger import Processed, RunLedger
 from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES, Recipe
 from mdchunks.reports import IngestReport, failures_of
+from mdchunks.retrieval import embedder, embedding, lexical
 
 ProgressFn = engine.ProgressFn
 
@@ -108,7 +98,9 @@ def ingest(
     # 2. the database
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
-    if recipe.embed:  # before any work: the extra, pgvector and the table (flow/embedding.py)
+    if (
+        recipe.embed
+    ):  # before any work: the extra, pgvector and the table (flow/retrieval/embedding.py)
         embedder.require_extra(recipe.embed)
         with database.connect(db.url) as setup:
             embedding.ensure_schema(setup)
@@ -368,7 +360,7 @@ def backfill(
     re-processed; when the recipe is the same, nothing is (pass
     `full_reprocess` to force it). `embed`: keep (True) or delete (False) the
     vectors, None as last ingested; `embed_model` (implies `embed`): the model
-    (flow/embedder.py), whose change re-embeds every chunk; with `embed` alone,
+    (flow/retrieval/embedder.py), whose change re-embeds every chunk; with `embed` alone,
     the source's last model, else the default."""
     offered = {name for name, _, info in options_of(Recipe) if info.cli}
     unknown = sorted(set(recipe_changes) - offered)

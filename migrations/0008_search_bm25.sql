@@ -1,4 +1,4 @@
--- BM25 over the stored search_vector (flow/lexical.py; docs: the README's
+-- BM25 over the stored search_vector (flow/retrieval/lexical.py; docs: the README's
 -- "Search" section). Plain SQL, no extension, PostgreSQL 14+.
 --
 -- 1. Document lengths. BM25 normalises a chunk's term frequencies by its

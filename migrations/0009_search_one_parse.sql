@@ -15,12 +15,12 @@
 --    upsert of an unchanged chunk) keeps the old values without parsing.
 --    The trigger's body calls only pg_catalog functions: it finds them
 --    whatever the writer's search_path.
--- 2. Bounds for MaxScore (flow/lexical.py): per source and lexeme the most
+-- 2. Bounds for MaxScore (flow/retrieval/lexical.py): per source and lexeme the most
 --    positions it has in one chunk, in all and in the heading path; per
 --    source the shortest chunk's lengths. They tighten each term's ceiling
 --    (the most one chunk can get from it), so fewer chunks need scoring.
 --    Filled by the statistics refresh of a source of 10,000 chunks or more
---    (flow/lexical.py BOUNDS_MIN_CHUNKS: reading every position doubles the
+--    (flow/retrieval/lexical.py BOUNDS_MIN_CHUNKS: reading every position doubles the
 --    refresh); NULL otherwise (no bound known: the loose ceiling, exact all
 --    the same).
 -- 3. start_line and end_line: 1-based lines of the chunk's first and last

@@ -6,7 +6,7 @@ own BM25 and semantic rankings (README "Search"; issue #12).
 
 Ingests the corpus with the markdown chunker into a throwaway embedded
 PostgreSQL, stores vectors with `ingest --embed`'s code, ranks every golden
-query once by `retrieval.bm25` and `retrieval.semantic` (first
+query once by `rankings.bm25` and `rankings.semantic` (first
 `HYBRID_DEPTH` each), then fuses them with `flow.fusion.rrf_scores` for each
 (k, weights) of the grid and prints recall@1/5/10 per variant.
 """
@@ -20,9 +20,10 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from mdchunks import api, embedder, embedding, retrieval
+from mdchunks import api
 from mdchunks.db import database
-from mdchunks.fusion import rrf_scores
+from mdchunks.retrieval import embedder, embedding, rankings
+from mdchunks.retrieval.fusion import rrf_scores
 
 from spikes import retrieval_eval
 from spikes.recall import first_hit_rank, recall_at_k
@@ -50,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     queries, _ = retrieval_eval.load_and_verify(args.golden, args.corpus)
     folder = Path(tempfile.mkdtemp(prefix="mdchunks-hybrid-fusion-"))
-    depth = retrieval.HYBRID_DEPTH
+    depth = rankings.HYBRID_DEPTH
     try:
         url = retrieval_eval._throwaway_database(folder)
         recipe = retrieval_eval.CHUNKERS["markdown"].recipe
@@ -73,11 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             texts = dict(conn.execute("SELECT id, text FROM content_chunks").fetchall())
             vectors = cache.encode([query.query for query in queries]).vectors
             lexical = [
-                [hit.id for hit in retrieval.bm25(conn, q.query, k=depth, source="markdown")]
+                [hit.id for hit in rankings.bm25(conn, q.query, k=depth, source="markdown")]
                 for q in queries
             ]
             semantic = [
-                [hit.id for hit in retrieval.semantic(conn, v, k=depth, source="markdown")]
+                [hit.id for hit in rankings.semantic(conn, v, k=depth, source="markdown")]
                 for v in vectors
             ]
     finally:

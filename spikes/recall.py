@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from mdchunks.fusion import RRF_K, rrf, rrf_scores
+from mdchunks.retrieval.fusion import RRF_K, rrf, rrf_scores
 
 __all__ = [
     "RRF_K",

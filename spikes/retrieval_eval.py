@@ -78,11 +78,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mdchunks import api, embedder, embedding, retrieval
+from mdchunks import api
 from mdchunks.db import database
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
 from mdchunks.plugin.recipe import Recipe
+from mdchunks.retrieval import embedder, embedding, rankings
 
 from spikes.corpus import read_corpus
 from spikes.golden import GoldenFormatError, GoldenQuery, load_golden, verify
@@ -131,8 +132,8 @@ def _chunkers() -> dict[str, Chunker]:
 
 CHUNKERS: dict[str, Chunker] = _chunkers()
 OVERS = ("text", "embed_text", "product")
-METHODS = (*retrieval.METHODS, "default")
-MATCHES = retrieval.MATCHES
+METHODS = (*rankings.METHODS, "default")
+MATCHES = rankings.MATCHES
 DEFAULT_KS = (1, 5, 10)
 _REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = _REPO / "corpora" / "rust-book"  # bundled: corpora/README.md
@@ -440,7 +441,7 @@ class Options:
     methods: tuple[str, ...] = METHODS
     matches: tuple[str, ...] = MATCHES
     overs: tuple[str, ...] = DEFAULT_OVERS
-    model: str = embedder.DEFAULT_MODEL  # an embedder key (flow/embedder.py)
+    model: str = embedder.DEFAULT_MODEL  # an embedder key (flow/retrieval/embedder.py)
     long_input: str = embedder.DEFAULT_LONG_INPUT
     cache: Path | None = None  # the vector cache folder (None: none)
 
@@ -478,7 +479,7 @@ def evaluate(options: Options, log: Callable[[str], None] = lambda _line: None) 
         embedder.require_extra(options.model)
     evaluation = Evaluation(ks=options.ks, queries=queries, corpus_files=files)
     depth = max(options.ks)
-    pool = max(depth, retrieval.HYBRID_DEPTH)  # candidates of each ranking for fusion
+    pool = max(depth, rankings.HYBRID_DEPTH)  # candidates of each ranking for fusion
     cache = (
         VectorCache(log, options.model, options.long_input, options.cache)
         if semantic_wanted
@@ -590,13 +591,13 @@ def _rank_all(
         for index, query in enumerate(queries):
             vector = None if query_vectors is None else query_vectors[index]
             for method, match in product_methods(options):
-                ranked = retrieval.rank(
+                ranked = rankings.rank(
                     conn,
                     query.query,
                     k=depth,
                     source=source,
                     method=None if method == "default" else method,
-                    match=match or retrieval.DEFAULT_MATCH,
+                    match=match or rankings.DEFAULT_MATCH,
                     model=options.model,
                     query_vector=vector,
                 )
@@ -620,7 +621,7 @@ def _rank_all(
             elif method == "bm25":
                 ranking = lexical[index][:depth]
             else:
-                fused = retrieval.fuse([_as_ranked(lexical[index]), _as_ranked(semantic)], depth)
+                fused = rankings.fuse([_as_ranked(lexical[index]), _as_ranked(semantic)], depth)
                 ranking = [hit.id for hit in fused]
             rankings.setdefault((method, None), []).append(ranking)
     _record(chunks, over, [(m, None) for m in wanted], rankings, options, queries, evaluation)
@@ -633,7 +634,7 @@ def product_methods(options: Options) -> list[tuple[str, str | None]]:
         if method == "semantic":
             pairs.append((method, None))
         elif method == "default":
-            pairs.append((method, retrieval.DEFAULT_MATCH))
+            pairs.append((method, rankings.DEFAULT_MATCH))
         else:
             pairs.extend((method, match) for match in options.matches)
     return pairs
@@ -704,8 +705,8 @@ def textbook_bm25(
     return rankings
 
 
-def _as_ranked(ids: Iterable[uuid.UUID]) -> list[retrieval.Ranked]:
-    return [retrieval.Ranked(chunk_id, 0.0) for chunk_id in list(ids)[: retrieval.HYBRID_DEPTH]]
+def _as_ranked(ids: Iterable[uuid.UUID]) -> list[rankings.Ranked]:
+    return [rankings.Ranked(chunk_id, 0.0) for chunk_id in list(ids)[: rankings.HYBRID_DEPTH]]
 
 
 # -- the command -------------------------------------------------------------------------------
@@ -729,8 +730,8 @@ def provenance(options: Options, evaluation: Evaluation, argv: Sequence[str]) ->
         f"{options.model} (long inputs: {options.long_input}), "
         f"Python {platform.python_version()}; budgets {recipe.chunk_size}/"
         f"{recipe.min_chunk_size}/{recipe.chunk_overlap} UTF-8 bytes, split levels 1-"
-        f"{recipe.split_levels}; hybrid = RRF k={retrieval.HYBRID_RRF_K} weights "
-        f"{retrieval.HYBRID_WEIGHTS} of the first {retrieval.HYBRID_DEPTH} of "
+        f"{recipe.split_levels}; hybrid = RRF k={rankings.HYBRID_RRF_K} weights "
+        f"{rankings.HYBRID_WEIGHTS} of the first {rankings.HYBRID_DEPTH} of "
         f"each; command: python -m spikes.retrieval_eval {shlex.join(argv)}"
     )
 
@@ -859,9 +860,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     legend = LEGEND.format(
         model=options.model,
         long_input=options.long_input,
-        rrf_k=retrieval.HYBRID_RRF_K,
-        weights=retrieval.HYBRID_WEIGHTS,
-        depth=retrieval.HYBRID_DEPTH,
+        rrf_k=rankings.HYBRID_RRF_K,
+        weights=rankings.HYBRID_WEIGHTS,
+        depth=rankings.HYBRID_DEPTH,
     )
     sys.stdout.write((header + "\n\n" if header else "") + table + "\n" + legend)
     if json_out is not None:

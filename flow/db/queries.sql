@@ -190,7 +190,7 @@ SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT 
 
 
 -- name: search_stats_refresh
--- BM25's collection statistics of one source (flow/lexical.py), recomputed
+-- BM25's collection statistics of one source (flow/retrieval/lexical.py), recomputed
 -- from its rows: chunk count and total lengths here, the document frequency
 -- of each lexeme in the next two statements. The caller runs the three in one
 -- transaction: a search sees the old statistics or the new ones, never a mix.
@@ -216,7 +216,7 @@ DELETE FROM mdchunks_search_terms WHERE source = %(source)s;
 -- unnest lists each lexeme of a vector once, so count(*) per lexeme is its
 -- document frequency; the most positions it has in one chunk, in all and in
 -- the heading path (weight A), bound what one chunk can get from it
--- (MaxScore's ceilings, flow/lexical.py). One pass over the vectors: counting
+-- (MaxScore's ceilings, flow/retrieval/lexical.py). One pass over the vectors: counting
 -- the A weights per entry costs less than reading the vectors twice.
 INSERT INTO mdchunks_search_terms
     (source, lexeme, df, max_occurrences, max_heading_occurrences)
@@ -319,7 +319,7 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 -- of the query's lexemes; the GIN index finds them) and are not among
 -- %(seen)s (chunks an earlier MaxScore round scored): the lengths, and the
 -- query's lexemes %(lexemes)s cut out of the stored vector with their
--- positions (flow/lexical.py counts them and scores in Python). The cut is two
+-- positions (flow/retrieval/lexical.py counts them and scores in Python). The cut is two
 -- linear C passes (setweight to D on those lexemes, then keep D), where
 -- unnesting the whole vector in SQL cost 10 times more. Heading-path
 -- occurrences (weight A) are cut from the A part alone, only for the chunks
@@ -346,7 +346,7 @@ FROM (
 
 -- name: search_section_chunks
 -- For each hit, the chunks of its document, each saying whether its heading
--- path starts with the hit's (flow/hits.py keeps the contiguous run of those
+-- path starts with the hit's (flow/retrieval/hits.py keeps the contiguous run of those
 -- around the hit, and looks for the heading line in the chunk before it). An
 -- empty path is a prefix of every path: a preamble hit's section is its
 -- document.

@@ -1,7 +1,7 @@
 -- content_chunk_embeddings: one vector per chunk, for `mdchunks search
 -- --method semantic|hybrid`. OPTIONAL: not a numbered migration, because it
 -- needs the pgvector extension and every other feature works without it.
--- flow/embedding.py runs this file when `ingest --embed` first needs it (under
+-- flow/retrieval/embedding.py runs this file when `ingest --embed` first needs it (under
 -- the migration lock); it is idempotent. The base migrations never mention
 -- `vector`, so a server without pgvector keeps working.
 --
@@ -15,7 +15,7 @@
 -- `embedding` is `vector` without a dimension: each model's vectors have the
 -- model's own size (--embed-model), and `model` keeps them apart (a search
 -- compares the vectors of one model only). pgvector indexes a fixed
--- dimension, so each model gets its own HNSW index, made by flow/embedding.py
+-- dimension, so each model gets its own HNSW index, made by flow/retrieval/embedding.py
 -- when that model's vectors are first written: a partial expression index
 --   USING hnsw ((embedding::vector(N)) vector_cosine_ops)
 --   WHERE model = '<model>' AND vector_dims(embedding) = N

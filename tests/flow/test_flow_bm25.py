@@ -1,4 +1,4 @@
-"""BM25 in PostgreSQL (flow/lexical.py) against a reference BM25 computed here,
+"""BM25 in PostgreSQL (flow/retrieval/lexical.py) against a reference BM25 computed here,
 in Python, on the same tokens: the lexemes, positions and weights of the
 stored `search_vector`s, read back from the real database.
 
@@ -21,9 +21,9 @@ from typing import Any
 
 import mdchunks
 import pytest
-from mdchunks import lexical, retrieval
 from mdchunks.db import database
 from mdchunks.db.connection import Connection
+from mdchunks.retrieval import lexical, rankings
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
 TOLERANCE = 1e-9
@@ -286,7 +286,7 @@ def test_the_early_stop_is_exact_on_a_corpus_of_common_words(
 
 def test_retrieval_bm25_is_the_lexical_ranking(sample_db: str) -> None:
     with database.connect(sample_db) as conn:
-        ranked = retrieval.rank(conn, QUERIES[0], k=4, source="docs", method="bm25")
+        ranked = rankings.rank(conn, QUERIES[0], k=4, source="docs", method="bm25")
         assert [(r.id, r.score) for r in ranked] == lexical.bm25(
             conn, QUERIES[0], k=4, source="docs"
         )

@@ -1,4 +1,4 @@
-"""Any embedder, indexed (flow/embedder.py, flow/embedding.py): models from a
+"""Any embedder, indexed (flow/retrieval/embedder.py, flow/retrieval/embedding.py): models from a
 folder, vectors of different models and sizes that never mix, the HNSW index
 and that the planner uses it, long chunks embedded in windows, and the
 upgrade of a table made the old way (`vector(384)`).
@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import embedder, embedding, retrieval
 from mdchunks.db import database
 from mdchunks.db.connection import quote_literal
 from mdchunks.errors import UsageError
 from mdchunks.plugin.recipe import Recipe
+from mdchunks.retrieval import embedder, embedding, rankings
 
 DEFAULT = Recipe(embed=embedder.DEFAULT_MODEL)
 
@@ -297,7 +297,7 @@ def test_the_hnsw_index_serves_the_semantic_search_and_agrees_with_the_exact_sca
         # More than there are: the index's answer is short, the exact scan's is whole.
         every = embedding.nearest(conn, query, k=50, model=embedder.DEFAULT_MODEL)
         assert len(every) == len(topics)
-        ranked = retrieval.semantic(conn, query, k=3)
+        ranked = rankings.semantic(conn, query, k=3)
         assert [hit.id for hit in ranked] == [chunk_id for chunk_id, _ in exact]
 
 
@@ -424,7 +424,7 @@ def test_a_table_made_the_old_way_is_upgraded_in_place_and_keeps_its_vectors(
         ).fetchone()
         assert after == before  # same file (no rewrite), same vectors
         # Searching the old vectors works before any re-embedding.
-        assert retrieval.rank(conn, "owls at night", k=1, source="docs", method="semantic")
+        assert rankings.rank(conn, "owls at night", k=1, source="docs", method="semantic")
     # An old-rule vector is re-embedded by the current rule, once.
     report = ingest(root, recipe=DEFAULT)
     assert (report.vectors_written, report.vectors_total) == (2, 2)

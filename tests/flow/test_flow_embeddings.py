@@ -1,4 +1,4 @@
-"""Embeddings (flow/embedding.py) and the search methods (flow/retrieval.py),
+"""Embeddings (flow/retrieval/embedding.py) and the search methods (flow/retrieval/rankings.py),
 against a real PostgreSQL with pgvector and the real bundled model.
 
 The model is loaded once per test session (`embedder.load` is cached
@@ -25,10 +25,11 @@ import psycopg
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import cli, embedder, embedding, retrieval
+from mdchunks import cli
 from mdchunks.db import database
-from mdchunks.fusion import rrf
 from mdchunks.plugin.recipe import Recipe
+from mdchunks.retrieval import embedder, embedding, rankings
+from mdchunks.retrieval.fusion import rrf
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample"
@@ -179,20 +180,20 @@ def test_cli_search_each_method(embedded_sample: Embedded) -> None:
 
 
 def test_hybrid_is_the_rrf_of_full_text_and_semantic(embedded_sample: Embedded) -> None:
-    depth = retrieval.HYBRID_DEPTH
+    depth = rankings.HYBRID_DEPTH
     with database.connect(embedded_sample.url) as conn:
         vector = embedder.encode_query(QUESTION)
-        lexical = retrieval.bm25(conn, QUESTION, k=depth, match="any")
-        semantic = retrieval.semantic(conn, vector, k=depth)
-        hybrid = retrieval.rank(conn, QUESTION, k=5, method="hybrid", match="any")
+        lexical = rankings.bm25(conn, QUESTION, k=depth, match="any")
+        semantic = rankings.semantic(conn, vector, k=depth)
+        hybrid = rankings.rank(conn, QUESTION, k=5, method="hybrid", match="any")
 
     assert lexical and semantic
     # The semantic ranking is cosine similarity, best first.
     assert [hit.score for hit in semantic] == sorted((h.score for h in semantic), reverse=True)
     fused = rrf(
         [[h.id for h in lexical], [h.id for h in semantic]],
-        retrieval.HYBRID_RRF_K,
-        retrieval.HYBRID_WEIGHTS,
+        rankings.HYBRID_RRF_K,
+        rankings.HYBRID_WEIGHTS,
     )
     assert [hit.id for hit in hybrid] == fused[:5]
 

@@ -1,4 +1,4 @@
-"""`mdchunks search --json` and `--expand section|parent|none` (flow/hits.py),
+"""`mdchunks search --json` and `--expand section|parent|none` (flow/retrieval/hits.py),
 through the CLI on a real ingest of the repository's sample/ folder, and the
 same fields from the Python API."""
 
@@ -12,8 +12,9 @@ from typing import Any
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import cli, hits
+from mdchunks import cli
 from mdchunks.heading_index import build_index
+from mdchunks.retrieval import hits
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
 FIELDS = {

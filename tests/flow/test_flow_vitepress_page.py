@@ -1,6 +1,6 @@
 """A VitePress-style page, ingested and searched for real: front matter is not
 preamble content (its first chunk is the H1's, for both chunkers), and search
-snippets keep inline HTML and component tags verbatim (flow/snippets.py)."""
+snippets keep inline HTML and component tags verbatim (flow/retrieval/snippets.py)."""
 
 from __future__ import annotations
 

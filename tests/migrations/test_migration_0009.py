@@ -12,8 +12,8 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import lexical
 from mdchunks.db import database, migrate
+from mdchunks.retrieval import lexical
 
 from benchmarks.row_cost import migrate_through
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import embedding
 from mdchunks.db import database, migrate
+from mdchunks.retrieval import embedding
 
 OUR_TABLES = {
     "content_chunks",

@@ -22,9 +22,10 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import Recipe, embedder, embedding
+from mdchunks import Recipe
 from mdchunks.db import database, migrate
 from mdchunks.db.connection import quote_ident
+from mdchunks.retrieval import embedder, embedding
 from psycopg import sql
 from reliability_support import (
     ROOT,

@@ -1,17 +1,17 @@
 """Search rankings: BM25, semantic and hybrid (`mdchunks search --method`).
 
 - `bm25`: real BM25 in PostgreSQL over the stored `search_vector` (the
-  heading path weighted A plus the chunk text weighted B; flow/lexical.py has
+  heading path weighted A plus the chunk text weighted B; flow/retrieval/lexical.py has
   the formula: k1 = 1.5, b = 0.75, heading occurrences counting 3 times). The
   candidates come from the GIN index; `match` says which:
   - `any` (the default): chunks holding any of the query's lexemes (BM25 as
     usual: rare words weigh more, long chunks are normalised);
   - `all`: only chunks holding every lexeme, scored the same way.
 - `semantic`: cosine distance (`<=>`) between the query's vector and the
-  chunks' stored vectors of one model (flow/embedding.py: the model asked
+  chunks' stored vectors of one model (flow/retrieval/embedding.py: the model asked
   for, else the one the searched chunks have vectors of), by that model's
   HNSW index, exact when the index returns fewer than k.
-- `hybrid`: weighted reciprocal-rank fusion (flow/fusion.py, k = 5, BM25
+- `hybrid`: weighted reciprocal-rank fusion (flow/retrieval/fusion.py, k = 5, BM25
   weighted 2, semantic 1) of the first `HYBRID_DEPTH` chunks of each.
 - the default (`method=None`): hybrid when the searched chunks have vectors
   and the embed extra can encode the query, else bm25 (`choose_method`).
@@ -26,10 +26,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mdchunks import embedder, embedding, lexical, snippets
 from mdchunks.db.connection import Connection
 from mdchunks.errors import UsageError
-from mdchunks.fusion import rrf_scores
+from mdchunks.retrieval import embedder, embedding, lexical, snippets
+from mdchunks.retrieval.fusion import rrf_scores
 
 METHODS = ("bm25", "semantic", "hybrid")
 MATCHES = ("all", "any")
@@ -132,7 +132,7 @@ def rank(
 ) -> list[Ranked]:
     """The first k chunks for `query` by `method` (None: `choose_method`), best
     first. `model`: the embedding model's key (None: the one the searched
-    chunks have vectors of; flow/embedding.py `search_model`); `query_vector`:
+    chunks have vectors of; flow/retrieval/embedding.py `search_model`); `query_vector`:
     the query's embedding by that model when the caller has it already."""
     check_method(method, match)
     if method is None:
@@ -160,7 +160,7 @@ def hits_sql(match: str) -> str:
     The breadcrumb is the stored column (rendered at ingest by the one shared
     renderer, within the recipe's budget; NULL for an empty heading path). The
     snippet highlights the query's words (by `match`'s query; a query without
-    words shows the chunk's start); tags are kept (flow/snippets.py)."""
+    words shows the chunk's start); tags are kept (flow/retrieval/snippets.py)."""
     return f"""
         WITH q AS (SELECT {TSQUERIES[match]} AS query)
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,

