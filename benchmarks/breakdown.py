@@ -180,11 +180,10 @@ class Recorder:
 
 def install(recorder: Recorder) -> None:
     """Wrap the flow's steps in this process (module attributes looked up at call time)."""
-    from mdchunks import app, engine, listing, reconcile
     from mdchunks.db import migrate
     from mdchunks.heading_index import recursive
     from mdchunks.plugin import chunking
-    from mdchunks.source import files
+    from mdchunks.source import app, engine, files, listing, reconcile
 
     budget_splits: dict[str | None, Callable[..., Any]] = {}
     make_budget_split = chunking._budget_split

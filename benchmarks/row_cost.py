@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from mdchunks.app import chunk_document
 from mdchunks.db import migrate
 from mdchunks.heading_index import embed_text
 from mdchunks.plugin.documents import document_text
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import ChunkRow
+from mdchunks.source.app import chunk_document
 from psycopg import sql
 
 from benchmarks import corpora, postgres

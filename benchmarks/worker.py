@@ -10,7 +10,7 @@ Jobs:
 - `ours`: `flow.ingest` of a root (migrations applied before the clock starts);
 - `bare`: one update of the bare app (benchmarks/bare_app.py);
 - `split`: the splitter alone over every document of a root, one at a time;
-- `pipeline`: our per-document work (`mdchunks.app.chunk_document`: split,
+- `pipeline`: our per-document work (`mdchunks.source.app.chunk_document`: split,
   `build_index`, `assign`, rows) over the same documents;
 - `read`: only reading them (the floor both of the last two stand on);
 - `breakdown`: one ingest with timers around each step (benchmarks/breakdown.py).
@@ -136,8 +136,8 @@ def job_split(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_pipeline(spec: dict[str, Any]) -> dict[str, Any]:
-    from mdchunks.app import chunk_document
     from mdchunks.plugin.recipe import Recipe
+    from mdchunks.source.app import chunk_document
 
     recipe = Recipe()
     texts = _read_all(spec)
@@ -149,7 +149,7 @@ def job_pipeline(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_read(spec: dict[str, Any]) -> dict[str, Any]:
-    import mdchunks.app  # noqa: F401 - the same imports as the jobs above
+    import mdchunks.source.app  # noqa: F401 - the same imports as the jobs above
 
     started = time.perf_counter()
     texts = _read_all(spec)

@@ -10,8 +10,8 @@ name; `rel_path` is relative to the root, so moving the folder changes
 nothing. `ingest` remembers the root and recipe of each source in
 `mdchunks_sources`; `backfill` re-runs a source from there.
 
-A source run, phase by phase, is flow/run.py; the reports are
-flow/reports.py. This module is the one place the rest of the system (and a
+A source run, phase by phase, is flow/source/run.py; the reports are
+flow/source/reports.py. This module is the one place the rest of the system (and a
 user's script) imports the managed face from.
 """
 
@@ -25,15 +25,16 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from mdchunks import engine, lock, quarantine, state
-from mdchunks.catalog import check_source_name, default_source_name
 from mdchunks.db import database, migrate
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
 from mdchunks.plugin.recipe import Recipe
-from mdchunks.reports import (
+from mdchunks.retrieval import embedder, hits, rankings, snippets
+from mdchunks.source import engine, lock, quarantine, state
+from mdchunks.source.catalog import check_source_name, default_source_name
+from mdchunks.source.reports import (
     DropReport,
     Failure,
     IngestReport,
@@ -41,8 +42,7 @@ from mdchunks.reports import (
     SourceStatus,
     StatusReport,
 )
-from mdchunks.retrieval import embedder, hits, rankings, snippets
-from mdchunks.run import backfill, ingest, watch
+from mdchunks.source.run import backfill, ingest, watch
 
 __all__ = [
     "DropReport",

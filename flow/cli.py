@@ -29,10 +29,10 @@ from mdchunks import api
 from mdchunks.db import database
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
-from mdchunks.lock import DEFAULT_WAIT_SECONDS
 from mdchunks.names import shown
 from mdchunks.plugin.recipe import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
 from mdchunks.retrieval import embedder, hits, rankings
+from mdchunks.source.lock import DEFAULT_WAIT_SECONDS
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -733,7 +733,7 @@ def _ctrl_c_stops_at_once() -> Iterator[None]:
         yield
         return
     from mdchunks.db.connection import Connection
-    from mdchunks.run import run_engine_once
+    from mdchunks.source.run import run_engine_once
 
     def stop(signum: int, frame: FrameType | None) -> None:
         if _on_stack(frame, Connection._run) and not _on_stack(frame, run_engine_once):

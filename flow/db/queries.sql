@@ -49,7 +49,7 @@ WHERE source = %(source)s
   AND ((xmin::text::bigint - %(start_xid)s::bigint + 4294967296) %% 4294967296) < %(span)s::bigint;
 
 -- name: record_documents
--- The rows of the documents this run processed (flow/ledger.py), in one
+-- The rows of the documents this run processed (flow/source/ledger.py), in one
 -- statement: arrays side by side, one element per document. A row that
 -- already says the same is left alone (a full re-process writes nothing new).
 INSERT INTO mdchunks_documents AS d

@@ -141,7 +141,7 @@ class DocumentRow:
 
     Every document the walk hands to cocoindex gets exactly one such row, also
     when it failed (`error` set, `chunks` 0) or is empty; the reconciliation
-    writes it from the run's ledger (flow/reconcile.py `record_documents`),
+    writes it from the run's ledger (flow/source/reconcile.py `record_documents`),
     not cocoindex. It is what the
     reconciliation checks the chunk rows against, and how a failure of a
     document that has not changed since is reported again on every run.

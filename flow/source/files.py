@@ -18,7 +18,7 @@ from typing import Any, cast
 import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs
-from mdchunks.listing import FileStat
+from mdchunks.source.listing import FileStat
 
 
 class DocumentTooLarge(Exception):
@@ -69,7 +69,7 @@ class DocumentFile(localfs.File):
         self._verify = verify
         # Live mode: cocoindex's own walk lists the files, links included, so
         # the read refuses a link that leaves the root (the batch walk skips
-        # them before: flow/listing.py).
+        # them before: flow/source/listing.py).
         self._confined = confined
         self.failure: str | None = None
 
@@ -157,7 +157,7 @@ class DocumentFile(localfs.File):
         component (`os.path.realpath`), about 70 us a file, 0.5 s of an ingest
         of 7,425 pages: opening the joined path reaches the same file (the
         kernel follows the same links), and the walk has already refused
-        links that leave the root (flow/listing.py)."""
+        links that leave the root (flow/source/listing.py)."""
         base = self._file_path.base_dir
         relative = self._file_path.path
         return relative if base is None else coco.use_context(base) / relative

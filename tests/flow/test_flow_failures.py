@@ -66,7 +66,7 @@ def test_a_file_that_vanishes_after_the_walk_is_a_failure_of_its_own(
     ingest: Ingest, docs: Path, database_url: str, monkeypatch: object
 ) -> None:
     """The walk lists a file that is gone by the time it is read."""
-    from mdchunks import listing
+    from mdchunks.source import listing
 
     walk = listing.walk
 

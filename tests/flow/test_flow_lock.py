@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from conftest import Ingest
-from mdchunks import lock
 from mdchunks.errors import SourceBusy
+from mdchunks.source import lock
 
 
 def test_a_second_run_on_a_busy_source_waits_then_refuses(

@@ -1,4 +1,4 @@
-"""flow/offload.py: chunking off the event loop, bounded by bytes in flight."""
+"""flow/source/offload.py: chunking off the event loop, bounded by bytes in flight."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from mdchunks.offload import INLINE_BELOW_BYTES, ByteBudget, run_off_loop
+from mdchunks.source.offload import INLINE_BELOW_BYTES, ByteBudget, run_off_loop
 
 
 def _peak_concurrency(budget: ByteBudget, sizes: list[int]) -> tuple[int, list[int]]:
@@ -74,7 +74,7 @@ def test_small_work_runs_inline() -> None:
 def test_each_document_chunked_off_the_loop_hands_free_memory_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from mdchunks import offload
+    from mdchunks.source import offload
 
     if platform.libc_ver()[0] == "glibc":
         assert offload._TRIM is not None and offload._TRIM() in (0, 1)

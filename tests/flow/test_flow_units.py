@@ -10,12 +10,12 @@ import cocoindex as coco
 import pytest
 from cocoindex._internal.memo_fingerprint import memo_fingerprint as coco_memo_fingerprint
 from mdchunks import NAMESPACE, Recipe, SearchHit, chunk_id
-from mdchunks.app import rel_path_of
 from mdchunks.db.database import redact, scrub
 from mdchunks.db.queries import QUERIES, parse
 from mdchunks.heading_index import StructureOptions
 from mdchunks.heading_index.chunkers import CHUNKERS
-from mdchunks.listing import walk
+from mdchunks.source.app import rel_path_of
+from mdchunks.source.listing import walk
 
 
 def test_ids_are_uuid5_of_source_path_and_position() -> None:

@@ -5,7 +5,7 @@
 
 The hook is installed when this module is imported, not only when it runs:
 multiprocessing's spawn imports the main module in its child, so the trial
-process that flow/quarantine.py starts for a suspect gets the same splitter,
+process that flow/source/quarantine.py starts for a suspect gets the same splitter,
 and dies the same way. flow itself has no hook for it: the splitter is
 swapped in `mdchunks.plugin.chunking`, as tests/reliability/swap_after_walk.py swaps the walk.
 """

@@ -25,7 +25,8 @@ def main() -> None:
     plan = json.loads(Path(sys.argv[1]).read_text())
     root = Path(plan["root"])
 
-    from mdchunks import cli, listing
+    from mdchunks import cli
+    from mdchunks.source import listing
 
     walk = listing.walk
 

@@ -22,9 +22,9 @@ from typing import Any
 import psycopg
 import pytest
 from mdchunks import ChunkRow, Recipe
-from mdchunks.app import chunk_document
 from mdchunks.plugin.documents import document_text
 from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES
+from mdchunks.source.app import chunk_document
 from psycopg.rows import dict_row
 from reliability_support import (
     RUST_BOOK,

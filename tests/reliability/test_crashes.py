@@ -257,7 +257,7 @@ def test_ctrl_c_stops_a_run_at_once_and_the_next_run_completes(  # type: ignore[
 _SLOW_STATISTICS = (
     "-c",
     "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-    "from mdchunks import lexical\n"
+    "from mdchunks.retrieval import lexical\n"
     "refresh = lexical.refresh_stats\n"
     "def slow(conn, source):\n"
     "    print('statement running', flush=True)\n"
@@ -452,11 +452,11 @@ def test_a_run_stopped_after_the_engine_wrote_before_the_document_rows(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The engine commits a document's chunk rows before the run writes its
-    document row (flow/reconcile.py). A run stopped in between (here: the
+    document row (flow/source/reconcile.py). A run stopped in between (here: the
     write raises, as a kill would stop it) leaves a document row that counts
     the old chunks. The next run must not trust the memo of the grown file,
     or the reconciliation would delete its new chunks as extra positions."""
-    from mdchunks import reconcile
+    from mdchunks.source import reconcile
 
     root = tmp_path / "docs"
     root.mkdir()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from mdchunks.quarantine import JOURNAL_SUFFIX
+from mdchunks.source.quarantine import JOURNAL_SUFFIX
 from reliability_support import Done, assert_invariants, cli_env, query
 
 NATIVE_CRASH = Path(__file__).with_name("native_crash.py")
@@ -554,7 +554,7 @@ def test_drop_waits_with_lock_wait_and_no_is_not_a_failure(
     import os
     import pty
 
-    from mdchunks import lock
+    from mdchunks.source import lock
 
     args = (
         "--source",

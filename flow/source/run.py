@@ -4,13 +4,13 @@ the live `watch`).
 An ingest takes these phases, in this order (each a line of `ingest`):
 1. check the request (root, source name, limits);
 2. the database: resolve it, apply migrations, the vectors' schema if asked;
-3. lock the source (flow/lock.py) and remember its root and recipe;
+3. lock the source (flow/source/lock.py) and remember its root and recipe;
 4. the engine state: trusted or started afresh, then marked in progress
-   (flow/state.py);
-5. walk the root (flow/listing.py);
+   (flow/source/state.py);
+5. walk the root (flow/source/listing.py);
 6. run the engine over the listing, then reconcile the source's rows with
    what the run declared, and re-process everything once if rows are missing
-   (flow/reconcile.py);
+   (flow/source/reconcile.py);
 7. count what changed, and refresh BM25's statistics if anything did
    (before 8: a run stopped between them leaves the next one rows to count);
 8. stamp the engine state as trusted;
@@ -48,16 +48,16 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from mdchunks import catalog, engine, listing, lock, quarantine, reconcile, state
 from mdchunks.db import connection, database, migrate
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import options_of
-from mdchunks.ledger import Processed, RunLedger
 from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES, Recipe
-from mdchunks.reports import IngestReport, failures_of
 from mdchunks.retrieval import embedder, embedding, lexical
+from mdchunks.source import catalog, engine, listing, lock, quarantine, reconcile, state
+from mdchunks.source.ledger import Processed, RunLedger
+from mdchunks.source.reports import IngestReport, failures_of
 
 ProgressFn = engine.ProgressFn
 
@@ -81,8 +81,8 @@ def ingest(
     """Bring the rows of `source` in line with the documents under `root`.
 
     `follow_outside_links`: follow symlinks that resolve outside `root` (by
-    default they are reported as skipped, flow/listing.py). `move`: let a
-    source remembered at another root move to this one (flow/catalog.py).
+    default they are reported as skipped, flow/source/listing.py). `move`: let a
+    source remembered at another root move to this one (flow/source/catalog.py).
     `verify`: hash every document's content instead of trusting its stat (size
     and mtime), and re-process those whose content changed. `lock_purpose`
     names the run to another run it keeps waiting ("backfill" for a backfill)."""
@@ -108,7 +108,7 @@ def ingest(
     with (
         database.losing_it_is_unavailable(db.url),
         lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose=lock_purpose) as conn,
-        # The documents an earlier run died chunking (flow/quarantine.py).
+        # The documents an earlier run died chunking (flow/source/quarantine.py).
         quarantine.opened(state.state_dir_for(db, conn, source)) as chunking,
     ):
         known = catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)

@@ -17,7 +17,7 @@ therefore starts from an empty state: every document is processed once and
 upserts rows with the same uuid5 ids. If a state does not match its database
 anyway (a restored backup, rows deleted by hand), the reconciliation notices
 documents with missing rows and the run re-processes everything once
-(flow/reconcile.py).
+(flow/source/reconcile.py).
 """
 
 from __future__ import annotations
@@ -38,9 +38,6 @@ from cocoindex.resources.file import FileLike
 from mdchunks.db import database
 from mdchunks.db.database import redact, scrub
 from mdchunks.errors import DatabaseUnavailable
-from mdchunks.ledger import Processed, RunLedger
-from mdchunks.listing import matcher
-from mdchunks.offload import run_off_loop
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import DocumentProblem, document_text
 from mdchunks.plugin.recipe import Recipe
@@ -53,6 +50,9 @@ from mdchunks.source.files import (
     one_line,
     too_large,
 )
+from mdchunks.source.ledger import Processed, RunLedger
+from mdchunks.source.listing import matcher
+from mdchunks.source.offload import run_off_loop
 
 # -- settings -----------------------------------------------------------------
 
@@ -109,7 +109,7 @@ async def open_environment(
         await pool.close()
 
 
-# -- row types: flow/plugin/rows.py (ChunkRow; DocumentRow is written by flow/reconcile.py) -----
+# -- row types: flow/plugin/rows.py (ChunkRow; DocumentRow: flow/source/reconcile.py) -----
 # -- documents: flow/source/files.py (the defensive read), flow/plugin/documents.py (the text)
 
 
@@ -185,11 +185,11 @@ async def process_document(
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
         text = document_text(data, recipe.invalid_utf8)
-        # In a worker thread, so that documents overlap (flow/offload.py).
+        # In a worker thread, so that documents overlap (flow/source/offload.py).
         chunked, content_hash = await run_off_loop(
             len(data),
             functools.partial(
-                # Marked in the run's journal while it runs (flow/quarantine.py).
+                # Marked in the run's journal while it runs (flow/source/quarantine.py).
                 run.quarantine.guard(
                     rel_path, _chunk_and_hash, data=data, recipe=recipe.fingerprint()
                 ),
@@ -252,7 +252,7 @@ async def app_main(source: str, recipe: Recipe) -> None:
             max_bytes=run.max_doc_bytes,
         )
     else:
-        # The walk already happened (flow/listing.py): same filter, plus the
+        # The walk already happened (flow/source/listing.py): same filter, plus the
         # failures it reports; the stat it took saves one per file here. A
         # generator, not a list: each file object lives only as long as the
         # engine needs it, not until the run ends (memory per document).

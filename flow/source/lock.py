@@ -12,7 +12,7 @@ holder. Runs on different sources never wait for each other.
 
 The lock lives as long as its connection: if the connection drops (the server
 stopped or restarted), the lock is gone too, so the run stops at once rather
-than write unguarded (flow/engine.py watches the connection during the run).
+than write unguarded (flow/source/engine.py watches the connection during the run).
 """
 
 from __future__ import annotations

@@ -14,9 +14,9 @@ import shutil
 import uuid
 from pathlib import Path
 
-from mdchunks import catalog
 from mdchunks.db import database
 from mdchunks.db.connection import Connection
+from mdchunks.source import catalog
 
 
 def state_dir_for(db: database.Database, conn: Connection, source: str) -> Path:
@@ -58,7 +58,7 @@ def trust(conn: Connection, source: str, state_dir: Path) -> bool:
 def distrust(conn: Connection, source: str) -> None:
     """Before the engine starts: until `stamp`, the source's engine state
     is not trusted. The engine commits a document's chunk rows before the run
-    writes its document row (flow/reconcile.py); a run killed in between leaves
+    writes its document row (flow/source/reconcile.py); a run killed in between leaves
     this mark, and the next run starts from an empty state, re-processing every
     document, instead of trusting memos whose document rows were never written."""
     catalog.set_state_token(conn, source, f"{RUN_IN_PROGRESS}{uuid.uuid4().hex}")

@@ -52,7 +52,7 @@ from pathlib import Path
 
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
-from mdchunks.ledger import Processed
+from mdchunks.source.ledger import Processed
 
 _XID_MODULUS = 2**32
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mdchunks import engine, listing
-from mdchunks.ledger import RunLedger
+from mdchunks.source import engine, listing
+from mdchunks.source.ledger import RunLedger
 
 
 @dataclass(frozen=True, slots=True)

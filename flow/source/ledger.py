@@ -4,15 +4,15 @@ The per-document function records each document it actually processes (a
 memo hit records nothing: that is how "unchanged" is known); the app's
 exception handler records documents whose processing raised. After the
 engine is done, the reconciliation writes each processed document's row from
-it (flow/reconcile.py), and the report reads it.
+it (flow/source/reconcile.py), and the report reads it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mdchunks.listing import Listing
-from mdchunks.quarantine import Quarantine
+from mdchunks.source.listing import Listing
+from mdchunks.source.quarantine import Quarantine
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class RunLedger:
     verify: bool = False  # `ingest --verify`: every document's content is hashed, not its stat
     processed: dict[str, Processed] = field(default_factory=dict)
     raised: dict[str, str] = field(default_factory=dict)  # rel_path -> cause
-    # Documents in flight, and those that killed an earlier run (flow/quarantine.py).
+    # Documents in flight, and those that killed an earlier run (flow/source/quarantine.py).
     quarantine: Quarantine = field(default_factory=Quarantine)
 
     def record(self, outcome: Processed) -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import cocoindex as coco
 from cocoindex._internal import core as _core  # cancel_all: what `cocoindex` CLI's Ctrl-C uses
-from mdchunks.app import build_app, open_environment, process_document
 from mdchunks.errors import MdchunksError
-from mdchunks.ledger import RunLedger
 from mdchunks.plugin.recipe import Recipe
+from mdchunks.source.app import build_app, open_environment, process_document
+from mdchunks.source.ledger import RunLedger
 
 ProgressFn = Callable[[int, int], None]  # (documents done, documents in total)
 AliveFn = Callable[[], None]  # raises when the run must stop (the database went away)
