@@ -24,8 +24,8 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # later full collection would walk them all again. So no collection during
     # the imports, and what they made is frozen out of later ones.
     gc.disable()
-    from mdchunks.cli import INTERRUPTED
-    from mdchunks.cli import main as run_cli
+    from mdchunks.cli.commands import INTERRUPTED
+    from mdchunks.cli.commands import main as run_cli
 
     gc.freeze()
     gc.enable()
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         raise
 
 
-DATABASE_LOST = 3  # the CLI's exit status for a database unreachable or lost (flow/cli.py)
+DATABASE_LOST = 3  # the CLI's exit status for a database unreachable or lost (flow/cli/commands.py)
 
 
 if __name__ == "__main__":

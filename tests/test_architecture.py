@@ -76,6 +76,43 @@ def test_import_contracts_hold(installed: Path) -> None:
     assert "Module 'mdchunks" not in result.stdout  # every contract's modules resolved
 
 
+@pytest.mark.parametrize(
+    ("module", "breach", "contract"),
+    [
+        ("db/connection.py", "import mdchunks.source.lock", "rooms call downward only"),
+        ("plugin/rows.py", "import mdchunks.retrieval.hits", "rooms call downward only"),
+        ("source/lock.py", "import mdchunks.source.run", "no cycle inside a room"),
+    ],
+)
+def test_import_contracts_fail_on_a_breach(
+    installed: Path, tmp_path: Path, module: str, breach: str, contract: str
+) -> None:
+    # The contracts above can fail: the same check over a copy of the installed
+    # layout with one import added against the rooms' directions.
+    site = tmp_path / "site"
+    shutil.copytree(installed, site)
+    target = site / "mdchunks" / module
+    target.write_text(target.read_text() + f"\n{breach}  # the breach\n")
+    result = subprocess.run(
+        [_tool("lint-imports"), "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{ROOT}"},
+    )
+    assert result.returncode != 0, result.stdout
+    assert f"{contract} BROKEN" in result.stdout, result.stdout
+
+
+def test_every_room_says_what_lives_there_and_what_it_may_use() -> None:
+    rooms = [p for p in (ROOT / "flow").iterdir() if (p / "__init__.py").is_file()]
+    assert {room.name for room in rooms} >= {"cli", "db", "plugin", "retrieval", "source"}
+    for room in rooms:
+        doc = ast.get_docstring(ast.parse((room / "__init__.py").read_text()))
+        assert doc and "May use" in doc, f"flow/{room.name}/__init__.py: what may it use?"
+        assert f"`{room.name}`" in (ROOT / "docs" / "layout.md").read_text(), room.name
+
+
 _IMPORT_EVERYTHING = """
 import importlib, json, logging, os, pkgutil, signal, sys, warnings
 def host():  # what a host process owns: environment, logging, signal handlers, warnings

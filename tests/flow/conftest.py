@@ -11,7 +11,7 @@ from typing import Any
 
 import mdchunks
 import pytest
-from mdchunks import cli
+from mdchunks.cli import commands
 
 RUST_BOOK = Path(__file__).resolve().parents[2] / "corpora" / "rust-book"
 
@@ -93,7 +93,7 @@ def run_cli(capsys: pytest.CaptureFixture[str], database_url: str, data_dir: Pat
             argv += ["--database-url", database_url, "--data-dir", str(data_dir)]
         capsys.readouterr()
         with pytest.raises(SystemExit) as exited:
-            cli.main(argv)
+            commands.main(argv)
         captured = capsys.readouterr()
         code = exited.value.code
         return CliResult(code if isinstance(code, int) else 1, captured.out, captured.err)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import cli
+from mdchunks.cli import commands
 from mdchunks.db import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ COMMANDS = ["ingest", "backfill", "status", "search", "migrate", "drop", "stop"]
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_explains_itself(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        cli.main([command, "--help"])
+        commands.main([command, "--help"])
     out = capsys.readouterr().out
     assert exited.value.code == 0
     assert f"Usage: mdchunks {command}" in out and len(out.splitlines()) > 5
@@ -36,9 +36,9 @@ def test_ctrl_c_in_a_command_is_interrupted_exit_130(
     def interrupted(**_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.api, "status", interrupted)
+    monkeypatch.setattr(commands.api, "status", interrupted)
     with pytest.raises(SystemExit) as exited:
-        cli.main(["status"])
+        commands.main(["status"])
     assert exited.value.code == 130
     assert capsys.readouterr().err.strip() == "error: interrupted"
 

@@ -25,7 +25,7 @@ import psycopg
 import pytest
 from conftest import Ingest, RunCli
 from flow_checks import fetch
-from mdchunks import cli
+from mdchunks.cli import commands
 from mdchunks.db import database
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.retrieval import embedder, embedding, rankings
@@ -94,7 +94,7 @@ def _cli(*argv: str) -> tuple[int, str, str]:
         contextlib.redirect_stderr(err),
         pytest.raises(SystemExit) as exited,
     ):
-        cli.main(list(argv))
+        commands.main(list(argv))
     code = exited.value.code
     return code if isinstance(code, int) else 1, out.getvalue(), err.getvalue()
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mdchunks import cli
+from mdchunks.cli import commands
 from mdchunks.db import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +152,7 @@ def test_help_says_which_commands_start_the_server_and_how_to_stop_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(SystemExit):
-        cli.main(["--help"])
+        commands.main(["--help"])
     shown = " ".join(capsys.readouterr().out.split())
 
     assert "`ingest`, `backfill` and `migrate` create it on first use" in shown

@@ -12,7 +12,7 @@ from typing import Any
 import mdchunks
 import psycopg
 import pytest
-from mdchunks import cli
+from mdchunks.cli import commands
 from mdchunks.heading_index import build_index
 from mdchunks.retrieval import hits
 
@@ -52,7 +52,7 @@ def json_lines(result: Any) -> list[dict[str, Any]]:
 
 def test_search_help_names_every_json_field(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        cli.main(["search", "--help"])
+        commands.main(["search", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
     listed = shown[shown.index("One JSON object per hit") :].split(", and section")[0]
     assert set(listed.split(": ", 1)[1].split(", ")) == FIELDS

@@ -56,11 +56,11 @@ if MODE_VARIABLE in os.environ:
 
 
 def main() -> None:
-    from mdchunks import cli
+    from mdchunks.cli import commands
 
     os.environ[MODE_VARIABLE] = sys.argv[1]
     install(sys.argv[1])
-    cli.main(sys.argv[2:])
+    commands.main(sys.argv[2:])
 
 
 if __name__ == "__main__":

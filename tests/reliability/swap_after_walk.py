@@ -25,7 +25,7 @@ def main() -> None:
     plan = json.loads(Path(sys.argv[1]).read_text())
     root = Path(plan["root"])
 
-    from mdchunks import cli
+    from mdchunks.cli import commands
     from mdchunks.source import listing
 
     walk = listing.walk
@@ -48,7 +48,7 @@ def main() -> None:
         return found
 
     listing.walk = walk_then_swap
-    cli.main(sys.argv[2:])
+    commands.main(sys.argv[2:])
 
 
 if __name__ == "__main__":
