@@ -5,13 +5,15 @@ Two faces over one chunker:
 - the plugin face, for a cocoindex app of your own (docs/plugin.md):
   `ChunkOptions`, `HeadingChunk`, `split_markdown`, `ChunkRow`, `chunk_rows`,
   `mount_chunk_table`, `chunk_table_sql`, `chunk_table_upgrade_sql`,
-  `process_markdown_file`
+  `process_markdown_file`; the sections: `SectionRow`, `section_rows`,
+  `mount_section_table`, `section_table_sql`
   (examples/chunks_with_word_count.py is a whole app);
 - the managed face, what the `mdchunks` command runs (README, "The CLI"):
 
       import mdchunks
       report = mdchunks.ingest("docs/", source="docs")       # -> IngestReport
       mdchunks.status(); mdchunks.search("ownership rules", k=5); mdchunks.drop("docs")
+      mdchunks.outline("guide/install.md", source="docs")     # -> [DocumentOutline]
 
 Importing mdchunks (or any module of it) changes nothing in the host process:
 no environment variable, no logging setup. The names below are loaded on
@@ -33,12 +35,15 @@ _EXPORTS: dict[str, str] = {
     "split_markdown": "mdchunks.plugin.chunking",
     "chunk_markdown": "mdchunks.plugin.chunking",
     "chunk_rows": "mdchunks.plugin.rows",
+    "section_rows": "mdchunks.plugin.rows",
     "decode_document": "mdchunks.heading_index.decode",
     "document_text": "mdchunks.plugin.documents",
     "DocumentProblem": "mdchunks.plugin.documents",
     "mount_chunk_table": "mdchunks.plugin.target",
     "chunk_table_sql": "mdchunks.plugin.target",
     "chunk_table_upgrade_sql": "mdchunks.plugin.target",
+    "mount_section_table": "mdchunks.plugin.target",
+    "section_table_sql": "mdchunks.plugin.target",
     "process_markdown_file": "mdchunks.plugin.target",
     "recipe_of": "mdchunks.plugin.target",
     # the managed face
@@ -53,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "ingest": "mdchunks.api",
     "migrate_database": "mdchunks.api",
     "search": "mdchunks.api",
+    "outline": "mdchunks.api",
     "status": "mdchunks.api",
     "MdchunksError": "mdchunks.errors",
     "Recipe": "mdchunks.plugin.recipe",
@@ -60,6 +66,8 @@ _EXPORTS: dict[str, str] = {
     "ChunkRow": "mdchunks.plugin.rows",
     "DocumentRow": "mdchunks.plugin.rows",
     "chunk_id": "mdchunks.plugin.rows",
+    "SectionRow": "mdchunks.plugin.rows",
+    "section_id": "mdchunks.plugin.rows",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -89,6 +97,7 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.api import drop as drop
     from mdchunks.api import ingest as ingest
     from mdchunks.api import migrate_database as migrate_database
+    from mdchunks.api import outline as outline
     from mdchunks.api import search as search
     from mdchunks.api import status as status
     from mdchunks.errors import MdchunksError as MdchunksError
@@ -105,10 +114,15 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.plugin.rows import NAMESPACE as NAMESPACE
     from mdchunks.plugin.rows import ChunkRow as ChunkRow
     from mdchunks.plugin.rows import DocumentRow as DocumentRow
+    from mdchunks.plugin.rows import SectionRow as SectionRow
     from mdchunks.plugin.rows import chunk_id as chunk_id
     from mdchunks.plugin.rows import chunk_rows as chunk_rows
+    from mdchunks.plugin.rows import section_id as section_id
+    from mdchunks.plugin.rows import section_rows as section_rows
     from mdchunks.plugin.target import chunk_table_sql as chunk_table_sql
     from mdchunks.plugin.target import chunk_table_upgrade_sql as chunk_table_upgrade_sql
     from mdchunks.plugin.target import mount_chunk_table as mount_chunk_table
+    from mdchunks.plugin.target import mount_section_table as mount_section_table
     from mdchunks.plugin.target import process_markdown_file as process_markdown_file
     from mdchunks.plugin.target import recipe_of as recipe_of
+    from mdchunks.plugin.target import section_table_sql as section_table_sql

@@ -17,9 +17,11 @@ user's script) imports the managed face from.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
 from mdchunks.plugin.recipe import Recipe
-from mdchunks.retrieval import embedder, hits, rankings, snippets
+from mdchunks.retrieval import embedder, embedding, hits, rankings, sections, snippets
 from mdchunks.source import engine, lock, quarantine, state
 from mdchunks.source.catalog import check_source_name, default_source_name
 from mdchunks.source.reports import (
@@ -59,6 +61,7 @@ __all__ = [
     "drop",
     "ingest",
     "migrate_database",
+    "outline",
     "search",
     "source_exists",
     "status",
@@ -143,6 +146,9 @@ class SearchHit:
     expand: str = hits.DEFAULT_EXPANSION
     section: hits.Section | None = None
     parent: hits.ParentChunk | None = None
+    # The section among those the chunk holds where the match lies
+    # (docs/sections.md); None for rows written before sections existed.
+    matched_section: sections.MatchedSection | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The hit as `search --json` prints it (one JSON object per line)."""
@@ -150,9 +156,12 @@ class SearchHit:
 
     @property
     def breadcrumb(self) -> str:
-        """What `mdchunks search` shows: the stored breadcrumb, `(preamble)` for
-        a chunk before the first heading. Rows written before migration 0006
-        have no stored breadcrumb: theirs is rendered from the path."""
+        """What `mdchunks search` shows: the matched section's breadcrumb, else
+        the stored one (the section the chunk starts in), `(preamble)` before
+        the first heading. Rows written before migration 0006 have no stored
+        breadcrumb: theirs is rendered from the path."""
+        if self.matched_section is not None:
+            return self.matched_section.section.shown
         if self.stored_breadcrumb is not None:
             return self.stored_breadcrumb
         return render_breadcrumb(self.heading_path)[0] if self.heading_path else "(preamble)"
@@ -195,14 +204,25 @@ def search(
     if method not in (None, "bm25"):
         embedder.require_extra(model or embedder.DEFAULT_MODEL)
     db = database.resolve(database_url, data_dir, create=False)
-    _require_schema(db)
-    with database.connect(db.url) as conn:
-        if source is not None:
-            _require_source(conn, source)
-        _require_chunks(conn, db, source)
+    with _reading(db, source) as conn:
+        if method is None:
+            method = rankings.choose_method(conn, source)
+        key: str | None = None
+        query_vector = None
+        if method != "bm25":  # the query's vector, for the ranking and the matched sections
+            key = embedding.search_model(conn, source, model)
+            embedder.require_extra(key)
+            query_vector = embedder.encode_query(query, key)
         try:
             ranked = rankings.rank(
-                conn, query, k=k, source=source, method=method, match=match, model=model
+                conn,
+                query,
+                k=k,
+                source=source,
+                method=method,
+                match=match,
+                model=key,
+                query_vector=query_vector,
             )
             shown = {
                 row[0]: row[1:]
@@ -220,9 +240,32 @@ def search(
                 f"the query is too long for PostgreSQL's text search "
                 f"({len(query.split()):,} words); search with fewer words"
             ) from None
-        sections, parents = hits.expansions(
-            conn, {i: (int(row[2]), tuple(row[3] or ())) for i, row in shown.items()}, expand
+        matched = sections.matched_sections(
+            conn,
+            [hit.id for hit in ranked],
+            query=query,
+            source=source,
+            lexical_first=method != "semantic",
+            query_vector=query_vector,
+            model=key,
         )
+        expanded, parents = hits.expansions(
+            conn,
+            {
+                i: (int(row[2]), tuple(row[3] or ()))
+                for i, row in shown.items()
+                if not (expand == "section" and i in matched)
+            },
+            expand,
+        )
+        if expand == "section":  # the matched section, exactly, from the stored rows
+            for chunk_id, match_of in matched.items():
+                rebuilt = sections.section_text(conn, match_of.section.id)
+                if rebuilt is not None:
+                    ref, text, chunks = rebuilt
+                    expanded[chunk_id] = hits.Section(
+                        ref.char_start, ref.char_end, ref.heading_path, text, chunks
+                    )
     found = []
     for hit in ranked:
         (
@@ -254,10 +297,34 @@ def search(
                 end_line=last,
                 text=text,
                 expand=expand,
-                section=sections.get(hit.id),
+                section=expanded.get(hit.id),
                 parent=parents.get(hit.id),
+                matched_section=matched.get(hit.id),
             )
         )
+    return found
+
+
+# -- outline ----------------------------------------------------------------------------
+
+
+def outline(
+    rel_path: str | None = None,
+    *,
+    source: str | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+) -> list[sections.DocumentOutline]:
+    """Documents' heading trees from the sections table (docs/sections.md): of
+    `rel_path` (in `source`, or in every source that has it), else of every
+    document of `source` (None: of every source), by source and path. Each
+    section with its level, lines, parent and how many chunks hold it."""
+    db = database.resolve(database_url, data_dir, create=False)
+    with _reading(db, source) as conn:
+        found = sections.outline(conn, source=source, rel_path=rel_path)
+    if rel_path is not None and not found:
+        where = f"source {source!r}" if source is not None else "any source"
+        raise UsageError(f"no document {rel_path!r} in {where} (`mdchunks status` lists them)")
     return found
 
 
@@ -290,8 +357,8 @@ def drop(
             raise DatabaseUnavailable(
                 f"cannot drop source {source!r}, nothing was deleted: "
                 f"{database.first_line(exc, db.url)} (drop needs DELETE on content_chunks, "
-                "mdchunks_documents, mdchunks_sources, mdchunks_search_stats and "
-                "mdchunks_search_terms)"
+                "content_sections, mdchunks_documents, mdchunks_sources, mdchunks_search_stats "
+                "and mdchunks_search_terms)"
             ) from None
         removed = state_dir.exists()
         if removed:
@@ -331,6 +398,18 @@ def source_exists(
 
 
 # -- helpers --------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _reading(db: database.Database, source: str | None) -> Iterator[Connection]:
+    """A connection to read `source` (None: every source) with, once the schema,
+    the source and some chunks are known to be there (one line otherwise)."""
+    _require_schema(db)
+    with database.connect(db.url) as conn:
+        if source is not None:
+            _require_source(conn, source)
+        _require_chunks(conn, db, source)
+        yield conn
 
 
 def _require_schema(db: database.Database) -> None:

@@ -18,7 +18,7 @@ from itertools import accumulate, count
 from operator import add
 from typing import TYPE_CHECKING, Protocol
 
-from mdchunks.heading_index.model import HeadingIndex
+from mdchunks.heading_index.model import HeadingIndex, Section
 from mdchunks.heading_index.oversized import BudgetSplit
 
 if TYPE_CHECKING:
@@ -44,6 +44,10 @@ class HeadingChunk:
     # A table piece's header and delimiter rows, which embed_text puts before
     # the text (structure chunker, a table split between rows); else None.
     table_header: str | None = None
+    # Ordinals of the document's sections this chunk holds (docs/sections.md):
+    # each whose own span meets a character of the text that is not
+    # whitespace, in document order; () without a heading index.
+    sections: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,7 @@ class Chunking:
     chunks: tuple[HeadingChunk, ...]
     merges: int = 0  # sections folded into an earlier section's chunk (structure chunker)
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
+    sections: tuple[Section, ...] = ()  # the document's, when the chunks were given them
 
 
 class Chunker(Protocol):

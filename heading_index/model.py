@@ -24,6 +24,29 @@ class Heading:
 
 
 @dataclass(frozen=True, slots=True)
+class Section:
+    """One section of a document; offsets are code points, lines 1-based."""
+
+    ordinal: int  # position in the document's sections (the preamble is 0)
+    heading_text: str | None  # None (and level None, path ()) for the preamble
+    heading_level: int | None
+    heading_path: tuple[str, ...]
+    breadcrumb: str | None  # the path rendered within the budget; None for the preamble
+    start: int  # the heading line's start (the preamble's: the end of the front matter)
+    heading_end: int  # just past the heading's last line (== start for the preamble)
+    body_end: int  # the next heading of any level, else the document's end
+    end: int  # section_end: the next heading of this level or shallower
+    start_line: int
+    heading_end_line: int  # last line of the heading (== start_line for the preamble)
+    body_end_line: int  # last line of the own span (the heading's, if the body is empty)
+    end_line: int  # last line of the whole section
+    parent: int | None  # ordinal of the enclosing section (None: top level or preamble)
+    # What of the own span [start, body_end) no chunk holds: (offset, text),
+    # in order; filled in by `with_gaps` once the chunks are known.
+    gaps: tuple[tuple[int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class HeadingIndex:
     """Every structural heading of one document, in document order."""
 

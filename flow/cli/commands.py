@@ -459,16 +459,19 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     type=click.Choice(hits.EXPANSIONS),
     default=hits.DEFAULT_EXPANSION,
     show_default=True,
-    help="section: also the hit's whole section, rebuilt from its stored chunks (no file "
-    "read). parent: also the parent chunk (the start of the enclosing section).",
+    help="section: also the whole section the hit names (its matched section), exactly "
+    "as in the document, rebuilt from stored rows (no file read). parent: also the parent "
+    "chunk (the start of the enclosing section).",
 )
 @click.option(
     "--json",
     "as_json",
     is_flag=True,
     help="One JSON object per hit (JSON Lines): id, source, rel_path, position, char_start, "
-    "char_end, start_line, end_line, heading_path, breadcrumb, score, text, and section or "
-    "parent when expanded.",
+    "char_end, start_line, end_line, heading_path, breadcrumb, score, text, matched_section, "
+    "and section or parent when expanded. heading_path and breadcrumb are where the chunk "
+    "starts; matched_section is the section the match lies in (id, heading_path, "
+    "breadcrumb, char_start, char_end, start_line, end_line).",
 )
 @embed_model_option(
     "The model whose vectors semantic and hybrid compare (vectors of different models are "
@@ -490,8 +493,9 @@ def search(
 ) -> None:
     """Search the chunks: BM25, semantic or hybrid (--method; default hybrid
     when vectors exist, else BM25). Prints the score (BM25, cosine similarity,
-    or the fused RRF score),
-    path, breadcrumb (`A > B > C`, `(preamble)` before the first heading) and a
+    or the fused RRF score), path, the breadcrumb of the section the match
+    lies in (`A > B > C`, `(preamble)` before the first heading; a chunk can
+    hold several sections, and the count of the others follows) and a
     snippet with the query's words highlighted. Creates no database: where
     nothing was ingested (no embedded PostgreSQL in the data dir, no schema or
     no chunks) it says so in one line (exit 2)."""
@@ -517,7 +521,9 @@ def search(
     for hit in found:
         location = f"{hit.source}:{hit.rel_path}#{hit.position}"
         out.print(f"[bold]{hit.rank:6.3f}[/bold]  {escape(location)}")
-        out.print(f"        [cyan]{escape(hit.breadcrumb)}[/cyan]")
+        others = hit.matched_section.held - 1 if hit.matched_section is not None else 0
+        more = f" [dim](+{others} more section{'' if others == 1 else 's'} in this chunk)[/dim]"
+        out.print(f"        [cyan]{escape(hit.breadcrumb)}[/cyan]{more if others else ''}")
         out.print(f"        {_highlighted(hit.snippet)}")
         if hit.section is not None:
             section = hit.section
@@ -533,6 +539,69 @@ def search(
             else:
                 out.print(f"        [dim]parent #{parent.position}:[/dim]")
                 out.print(escape(parent.text))
+
+
+@cli.command("outline")
+@click.argument("rel_path", required=False, metavar="[REL_PATH]")
+@click.option(
+    "--source", help="The source (a name `ingest --source` gave) [default: every source]."
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON object per document (JSON Lines): source, rel_path and its sections, "
+    "each with id, heading_text, heading_level, heading_path, breadcrumb, char_start, "
+    "char_end, start_line, end_line, parent_id and chunks.",
+)
+@database_options
+def outline(
+    rel_path: str | None,
+    source: str | None,
+    as_json: bool,
+    database_url: str | None,
+    data_dir: Path | None,
+) -> None:
+    """A document's heading tree, from the stored sections (no file read): each
+    section with its lines (`L12-40`, the whole section) and how many chunks
+    hold it; `(preamble)` is what comes before the first heading. REL_PATH is
+    a document's path in its source (as `search` prints it); without it, every
+    document of the source."""
+    found = api.outline(rel_path, source=source, database_url=database_url, data_dir=data_dir)
+    for document in found:
+        if as_json:
+            click.echo(json.dumps(_outline_json(document), ensure_ascii=False))
+            continue
+        out.print(f"[bold]{escape(document.source)}:{escape(document.rel_path)}[/bold]")
+        if not document.sections:
+            out.print("  [dim](no sections: no headings and no text before them)[/dim]")
+        top = min((e.section.heading_level or 1 for e in document.sections), default=1)
+        for entry in document.sections:
+            section = entry.section
+            level = section.heading_level or 0
+            title = "(preamble)" if section.heading_text is None else section.heading_text
+            marker = "#" * level + " " if level else ""
+            lines = f"L{section.start_line}-{section.end_line}"
+            chunks = f"{entry.chunks} chunk{'' if entry.chunks == 1 else 's'}"
+            indent = "  " * max(level - top, 0)
+            out.print(f"  {lines:>11}  {indent}{escape(marker + title)}  [dim]({chunks})[/dim]")
+
+
+def _outline_json(document: Any) -> dict[str, Any]:
+    return {
+        "source": document.source,
+        "rel_path": document.rel_path,
+        "sections": [
+            {
+                **entry.section.to_json(),
+                "heading_text": entry.section.heading_text,
+                "heading_level": entry.section.heading_level,
+                "parent_id": None if entry.parent is None else str(entry.parent),
+                "chunks": entry.chunks,
+            }
+            for entry in document.sections
+        ],
+    }
 
 
 @cli.command("migrate")

@@ -54,13 +54,15 @@ WHERE source = %(source)s
 -- already says the same is left alone (a full re-process writes nothing new).
 INSERT INTO mdchunks_documents AS d
     (source, rel_path, recipe, content_hash, size_bytes, chunks, error, merges,
-     breadcrumb_truncations)
+     breadcrumb_truncations, sections)
 SELECT %(source)s, p.rel_path, %(recipe)s, p.content_hash, p.size_bytes, p.chunks, p.error,
-       p.merges, p.breadcrumb_truncations
+       p.merges, p.breadcrumb_truncations, p.sections
 FROM unnest(
     %(rel_paths)s::text[], %(content_hashes)s::text[], %(sizes)s::bigint[], %(chunks)s::integer[],
-    %(errors)s::text[], %(merges)s::integer[], %(truncations)s::integer[]
-) AS p(rel_path, content_hash, size_bytes, chunks, error, merges, breadcrumb_truncations)
+    %(errors)s::text[], %(merges)s::integer[], %(truncations)s::integer[],
+    %(sections)s::integer[]
+) AS p(rel_path, content_hash, size_bytes, chunks, error, merges, breadcrumb_truncations,
+       sections)
 ON CONFLICT (source, rel_path) DO UPDATE
 SET recipe = excluded.recipe,
     content_hash = excluded.content_hash,
@@ -68,12 +70,13 @@ SET recipe = excluded.recipe,
     chunks = excluded.chunks,
     error = excluded.error,
     merges = excluded.merges,
-    breadcrumb_truncations = excluded.breadcrumb_truncations
+    breadcrumb_truncations = excluded.breadcrumb_truncations,
+    sections = excluded.sections
 WHERE (d.recipe, d.content_hash, d.size_bytes, d.chunks, d.error, d.merges,
-       d.breadcrumb_truncations)
+       d.breadcrumb_truncations, d.sections)
       IS DISTINCT FROM
       (excluded.recipe, excluded.content_hash, excluded.size_bytes, excluded.chunks,
-       excluded.error, excluded.merges, excluded.breadcrumb_truncations);
+       excluded.error, excluded.merges, excluded.breadcrumb_truncations, excluded.sections);
 
 -- name: reconcile_documents
 -- Document rows the run did not declare: documents that are not in the
@@ -122,6 +125,30 @@ WHERE c.source = %(source)s
       ), 0)
   );
 
+-- name: reconcile_failed_sections
+-- Section rows of documents whose processing raised this run, as for chunks.
+DELETE FROM content_sections
+WHERE source = %(source)s
+  AND rel_path = ANY(%(failed)s::text[]);
+
+-- name: reconcile_sections
+-- Every section row must be declared by its document's row, as for chunks
+-- (reconcile_chunks, which says why it is written this way): same recipe, no
+-- error, ordinal below the document's section count.
+DELETE FROM content_sections s
+WHERE s.source = %(source)s
+  AND (
+      s.recipe <> %(recipe)s
+      OR s.ordinal >= coalesce((
+          SELECT d.sections
+          FROM mdchunks_documents d
+          WHERE d.source = s.source
+            AND d.rel_path = s.rel_path
+            AND d.recipe = %(recipe)s
+            AND d.error IS NULL
+      ), 0)
+  );
+
 -- name: documents_missing_rows
 -- After reconciling: listed documents that should have rows but do not have
 -- all of them (no document row at all, or fewer chunk rows than it says).
@@ -136,6 +163,10 @@ WHERE NOT (m.rel_path = ANY(%(failed)s::text[]))
       OR (d.error IS NULL AND d.chunks <> (
           SELECT count(*) FROM content_chunks c
           WHERE c.source = d.source AND c.rel_path = d.rel_path
+      ))
+      OR (d.error IS NULL AND d.sections <> (
+          SELECT count(*) FROM content_sections s
+          WHERE s.source = d.source AND s.rel_path = d.rel_path
       ))
   )
 ORDER BY m.rel_path;
@@ -182,6 +213,7 @@ ORDER BY c.source, count(*) DESC;
 
 -- name: drop_source
 WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1),
+     sections AS (DELETE FROM content_sections WHERE source = %(source)s RETURNING 1),
      search_stats AS (DELETE FROM mdchunks_search_stats WHERE source = %(source)s RETURNING 1),
      search_terms AS (DELETE FROM mdchunks_search_terms WHERE source = %(source)s RETURNING 1),
      documents AS (DELETE FROM mdchunks_documents WHERE source = %(source)s RETURNING 1),
@@ -356,6 +388,78 @@ FROM content_chunks h
 JOIN content_chunks s ON s.source = h.source AND s.rel_path = h.rel_path
 WHERE h.id = ANY(%(ids)s::uuid[])
 ORDER BY h.id, s.position;
+
+-- name: hit_sections
+-- The sections each hit's chunk holds, in its order (flow/retrieval/sections.py
+-- scores their slices): whether it is the one the chunk's heading columns
+-- name, the chunk's text within the section's own span [char_start, body_end),
+-- that slice's to_tsvector and the section's heading text's (the very
+-- function the chunks' search vectors are made with), then the section.
+SELECT c.id, s.heading_path = c.heading_path AS governing, p.slice,
+       to_tsvector('english', p.slice)::text,
+       CASE WHEN s.heading_text IS NOT NULL THEN to_tsvector('english', s.heading_text)::text END,
+       s.id, s.ordinal, s.heading_text, s.heading_level, s.heading_path, s.breadcrumb,
+       s.char_start, s.char_end, s.start_line, s.end_line
+FROM content_chunks c
+CROSS JOIN LATERAL unnest(c.section_ids) WITH ORDINALITY AS h(section_id, n)
+JOIN content_sections s ON s.id = h.section_id
+CROSS JOIN LATERAL (
+    SELECT substr(c.text, greatest(s.char_start, c.char_start) - c.char_start + 1,
+                  greatest(least(s.body_end, c.char_end) - greatest(s.char_start, c.char_start), 0))
+        AS slice
+) p
+WHERE c.id = ANY(%(ids)s::uuid[])
+ORDER BY c.id, h.n;
+
+-- name: section_pieces
+-- What a section's text is rebuilt from (flow/retrieval/sections.py): the
+-- texts of its document's chunks that overlap it and the gaps of its
+-- document's sections inside it, each with its offset; every row also
+-- carries the section itself. No row: no such section.
+WITH s AS (
+    SELECT id, source, rel_path, ordinal, heading_text, heading_level, heading_path, breadcrumb,
+           char_start, char_end, start_line, end_line
+    FROM content_sections WHERE id = %(id)s
+),
+pieces AS (
+    SELECT c.char_start AS offset_, c.text, true AS is_chunk
+    FROM content_chunks c, s
+    WHERE c.source = s.source AND c.rel_path = s.rel_path
+      AND c.char_start < s.char_end AND c.char_end > s.char_start
+    UNION ALL
+    SELECT g.start, g.text, false
+    FROM content_sections o, s,
+         unnest(o.gap_starts, o.gap_texts) AS g(start, text)
+    WHERE o.source = s.source AND o.rel_path = s.rel_path
+      AND o.char_start < s.char_end AND o.body_end > s.char_start
+)
+SELECT p.offset_, p.text, p.is_chunk, s.id, s.ordinal, s.heading_text, s.heading_level,
+       s.heading_path,
+       s.breadcrumb, s.char_start, s.char_end, s.start_line, s.end_line
+FROM s LEFT JOIN pieces p ON true;
+
+-- name: document_outline
+-- Documents' sections in order (`mdchunks outline`): of one document, of a
+-- source, or of every source; each with its parent and how many chunks hold
+-- it. Documents without sections come as one row of NULLs after their names.
+SELECT d.source, d.rel_path, s.id, s.ordinal, s.heading_text, s.heading_level, s.heading_path,
+       s.breadcrumb, s.char_start, s.char_end, s.start_line, s.end_line, s.parent_section_id,
+       (SELECT count(*) FROM content_chunks c
+        WHERE c.source = s.source AND c.rel_path = s.rel_path AND s.id = ANY(c.section_ids))
+FROM mdchunks_documents d
+LEFT JOIN content_sections s ON s.source = d.source AND s.rel_path = d.rel_path
+WHERE (%(source)s::text IS NULL OR d.source = %(source)s::text)
+  AND (%(rel_path)s::text IS NULL OR d.rel_path = %(rel_path)s::text)
+ORDER BY d.source, d.rel_path, s.ordinal;
+
+-- name: find_section
+-- The sections of a document with exactly this heading path, in order.
+SELECT s.id, s.ordinal, s.heading_text, s.heading_level, s.heading_path, s.breadcrumb,
+       s.char_start, s.char_end, s.start_line, s.end_line
+FROM content_sections s
+WHERE s.source = %(source)s AND s.rel_path = %(rel_path)s
+  AND s.heading_path = %(heading_path)s::text[]
+ORDER BY s.ordinal;
 
 -- name: search_parents
 SELECT h.id, p.id, p.position, p.char_start, p.char_end, p.heading_path, p.breadcrumb, p.text

@@ -32,6 +32,7 @@ CREATE TABLE {table} (
     start_line      integer,
     end_line        integer,
     table_header    text,
+    section_ids     uuid[]   NOT NULL DEFAULT '{{}}',
 
     CONSTRAINT "{prefix}_document_position_key" UNIQUE (source, rel_path, position),
     CONSTRAINT "{prefix}_position_check" CHECK (position >= 0),

@@ -22,6 +22,7 @@ from mdchunks.heading_index.chunk import Chunking, HeadingChunk
 from mdchunks.heading_index.chunkers import CHUNKERS, chunker_versions, get_chunker
 from mdchunks.heading_index.options import ChunkOptions
 from mdchunks.heading_index.oversized import BudgetSplit
+from mdchunks.heading_index.sections import attach_sections
 from mdchunks.heading_index.structure import budget_split_from
 from mdchunks.plugin.rows import ROWS_VERSION
 from mdchunks.plugin.splitting import GuardedSplitter
@@ -64,7 +65,11 @@ def chunk_markdown(
     # 5.0 GB instead of 2.8 GB for a 50 MB document; benchmarks stage 6).
     index = build_index(text) if options.headings else None
     chunker = get_chunker(options.chunker)
-    return chunker.chunk(text, index, _budget_split(language), options)
+    chunking = chunker.chunk(text, index, _budget_split(language), options)
+    if index is None:
+        return chunking
+    # Every chunk names the sections it holds, whichever chunker cut it.
+    return attach_sections(text, index, chunking, breadcrumb_budget=options.breadcrumb_budget)
 
 
 @coco.fn(deps=LOGIC_VERSIONS)  # full tracking: chunk_markdown's code counts too

@@ -1,16 +1,19 @@
 """The rows the flow writes, and their ids.
 
-`ChunkRow` is the row type of `content_chunks`, `DocumentRow` of
-`mdchunks_documents`. The migrations own both tables (cocoindex never creates,
-alters or drops them); a test compares these dataclasses with the columns the
-migrations create, so the two cannot drift apart.
+`ChunkRow` is the row type of `content_chunks`, `SectionRow` of
+`content_sections`, `DocumentRow` of `mdchunks_documents`. The migrations own
+the tables (cocoindex never creates, alters or drops them); a test compares
+these dataclasses with the columns the migrations create, so the two cannot
+drift apart.
 
 Ids are uuid5 over one namespace, computed inline, so the same chunk gets the
 same id in every run, on every machine, whatever happened to the engine state:
 
     id = uuid5(NAMESPACE, f"chunk:{source}:{rel_path}:{position}")
 
-and `parent_chunk_id` is the same formula with the parent's position.
+and `parent_chunk_id` is the same formula with the parent's position; a
+section's id is `uuid5(NAMESPACE, f"section:{source}:{rel_path}:{ordinal}")`,
+`parent_section_id` and a chunk's `section_ids` the same formula.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from typing import Annotated, Any, TypeVar, overload
 
 from cocoindex.connectors.postgres import PgType
 from mdchunks.heading_index.chunk import HeadingChunk
+from mdchunks.heading_index.model import Section
 
 NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")
 
 CHUNKS_TABLE = "content_chunks"
+SECTIONS_TABLE = "content_sections"
 DOCUMENTS_TABLE = "mdchunks_documents"
 # Columns of content_chunks that no writer sets: the mdchunks_chunk_columns
 # trigger computes them, the search columns from text and heading_path
@@ -34,13 +39,19 @@ DOCUMENTS_TABLE = "mdchunks_documents"
 TRIGGER_COLUMNS = ("search_vector", "search_heading_length", "search_text_length", "embed_text")
 # What a row of a chunk holds, as part of the logic a memo sees (flow/plugin/chunking.py):
 # 2 added start_line and end_line, so an upgrade processes every document again
-# and rows written before get their lines; 3 sends table_header, not embed_text.
-ROWS_VERSION = "3"
+# and rows written before get their lines; 3 sends table_header, not embed_text;
+# 4 adds section_ids and the section rows (docs/sections.md).
+ROWS_VERSION = "4"
 
 
 def chunk_id(source: str, rel_path: str, position: int) -> uuid.UUID:
     """The id of the chunk at `position` of a document (also its children's parent id)."""
     return uuid.uuid5(NAMESPACE, f"chunk:{source}:{rel_path}:{position}")
+
+
+def section_id(source: str, rel_path: str, ordinal: int) -> uuid.UUID:
+    """The id of the section at `ordinal` of a document (docs/sections.md)."""
+    return uuid.uuid5(NAMESPACE, f"section:{source}:{rel_path}:{ordinal}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +80,73 @@ class ChunkRow:
     # 1-based lines of the chunk's first and last character (HeadingChunk's).
     start_line: Annotated[int, PgType("integer")] | None
     end_line: Annotated[int, PgType("integer")] | None
+    # The sections the chunk holds (HeadingChunk.sections), as section ids.
+    section_ids: Annotated[list[uuid.UUID], PgType("uuid[]")]
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRow:
+    """One section (docs/sections.md): a heading's span, or the preamble's.
+
+    `char_start`..`heading_end` is the heading line(s), `heading_end`..`body_end`
+    its own body, `char_start`..`char_end` the whole section; lines are the
+    1-based last lines of each part. `gap_starts`/`gap_texts`: what of the own
+    span no chunk holds, so the section's text is rebuilt from rows alone.
+    """
+
+    id: uuid.UUID
+    source: str
+    rel_path: str
+    ordinal: Annotated[int, PgType("integer")]
+    heading_text: str | None
+    heading_level: Annotated[int, PgType("smallint")] | None
+    heading_path: Annotated[list[str], PgType("text[]")]
+    breadcrumb: str | None
+    char_start: Annotated[int, PgType("integer")]
+    heading_end: Annotated[int, PgType("integer")]
+    body_end: Annotated[int, PgType("integer")]
+    char_end: Annotated[int, PgType("integer")]
+    start_line: Annotated[int, PgType("integer")]
+    heading_end_line: Annotated[int, PgType("integer")]
+    body_end_line: Annotated[int, PgType("integer")]
+    end_line: Annotated[int, PgType("integer")]
+    parent_section_id: uuid.UUID | None
+    gap_starts: Annotated[list[int], PgType("integer[]")]
+    gap_texts: Annotated[list[str], PgType("text[]")]
+    recipe: str
+
+
+def section_rows(
+    sections: Iterable[Section], *, source: str, rel_path: str, recipe: str = ""
+) -> list[SectionRow]:
+    """The rows of one document's sections (`Chunking.sections`, in order)."""
+    return [
+        SectionRow(
+            id=section_id(source, rel_path, section.ordinal),
+            source=source,
+            rel_path=rel_path,
+            ordinal=section.ordinal,
+            heading_text=section.heading_text,
+            heading_level=section.heading_level,
+            heading_path=list(section.heading_path),
+            breadcrumb=section.breadcrumb,
+            char_start=section.start,
+            heading_end=section.heading_end,
+            body_end=section.body_end,
+            char_end=section.end,
+            start_line=section.start_line,
+            heading_end_line=section.heading_end_line,
+            body_end_line=section.body_end_line,
+            end_line=section.end_line,
+            parent_section_id=(
+                None if section.parent is None else section_id(source, rel_path, section.parent)
+            ),
+            gap_starts=[start for start, _ in section.gaps],
+            gap_texts=[text for _, text in section.gaps],
+            recipe=recipe,
+        )
+        for section in sections
+    ]
 
 
 R = TypeVar("R")
@@ -128,6 +206,7 @@ def chunk_rows(
             "recipe": recipe,
             "start_line": chunk.start_line,
             "end_line": chunk.end_line,
+            "section_ids": [section_id(source, rel_path, o) for o in chunk.sections],
         }
         if extra is not None:
             fields.update(extra(chunk))
@@ -159,3 +238,4 @@ class DocumentRow:
     # document because unchanged documents are not processed on a re-run.
     merges: Annotated[int, PgType("integer")] = 0
     breadcrumb_truncations: Annotated[int, PgType("integer")] = 0
+    sections: Annotated[int, PgType("integer")] = 0  # its content_sections rows

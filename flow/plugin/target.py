@@ -1,5 +1,6 @@
-"""The plugin face's cocoindex pieces: the chunk table as a host's target, its
-SQL, and a per-file function for `coco.mount_each` (docs/plugin.md).
+"""The plugin face's cocoindex pieces: the chunk and section tables as a host's
+targets, their SQL, and a per-file function for `coco.mount_each`
+(docs/plugin.md, docs/sections.md).
 
 The table is the host's (or our migrations'): cocoindex writes and deletes
 rows only (`ManagedBy.USER`), never CREATE, ALTER or DROP. The host creates it
@@ -20,10 +21,17 @@ from cocoindex.connectors import postgres
 from cocoindex.resources.file import FileLike
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.options import ChunkOptions, options_of
-from mdchunks.plugin.chunking import split_markdown
+from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import DocumentProblem, document_text
 from mdchunks.plugin.recipe import Recipe
-from mdchunks.plugin.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
+from mdchunks.plugin.rows import (
+    CHUNKS_TABLE,
+    SECTIONS_TABLE,
+    ChunkRow,
+    SectionRow,
+    chunk_rows,
+    section_rows,
+)
 
 _DEFAULT = ChunkOptions()
 
@@ -42,9 +50,11 @@ async def process_markdown_file(
     table: postgres.TableTarget[ChunkRow],
     source: str,
     options: ChunkOptions = _DEFAULT,
+    sections: postgres.TableTarget[SectionRow] | None = None,
 ) -> None:
     """One markdown file -> its chunk rows in `table` (`mount_chunk_table`), for
-    `coco.mount_each(process_markdown_file, files.items(), table, source)`.
+    `coco.mount_each(process_markdown_file, files.items(), table, source)`;
+    with `sections` (`mount_section_table`), its section rows too.
 
     Memoized on the file and the arguments; `split_markdown` carries our
     logic's versions, so an upgrade that changes chunks re-processes the file.
@@ -58,9 +68,15 @@ async def process_markdown_file(
         text = document_text(await file.read())
     except DocumentProblem as problem:  # cocoindex's report of it names no file
         raise DocumentProblem(f"{rel_path}: {problem}") from None
-    chunks = split_markdown(text, options)
-    for row in chunk_rows(chunks, source=source, rel_path=rel_path, recipe=recipe_of(options)):
+    chunking = chunk_markdown(text, options)
+    recipe = recipe_of(options)
+    for row in chunk_rows(chunking.chunks, source=source, rel_path=rel_path, recipe=recipe):
         table.declare_row(row=row)
+    if sections is not None:
+        for section in section_rows(
+            chunking.sections, source=source, rel_path=rel_path, recipe=recipe
+        ):
+            sections.declare_row(row=section)
 
 
 async def mount_chunk_table(
@@ -73,6 +89,29 @@ async def mount_chunk_table(
     """Mount the chunk table `table_name` (created beforehand, see
     `chunk_table_sql`) on the host's own pool key; rows of `row_type` keyed by
     `id`. Call it from the host's app main, as `postgres.mount_table_target`."""
+    return await _mount(db, table_name, row_type, pg_schema_name)
+
+
+async def mount_section_table(
+    db: coco.ContextKey[asyncpg.Pool],
+    table_name: str = SECTIONS_TABLE,
+    row_type: type[Any] = SectionRow,
+    *,
+    pg_schema_name: str | None = None,
+) -> postgres.TableTarget[Any]:
+    """Mount the section table `table_name` (created beforehand, see
+    `section_table_sql`) on the host's own pool key, as `mount_chunk_table`."""
+    return await _mount(db, table_name, row_type, pg_schema_name)
+
+
+async def _mount(
+    db: coco.ContextKey[asyncpg.Pool],
+    table_name: str,
+    row_type: type[Any],
+    pg_schema_name: str | None,
+) -> postgres.TableTarget[Any]:
+    """A table our migrations (or the host's) made, as a target whose rows are
+    `row_type`s keyed by `id`; cocoindex writes and deletes rows only."""
     schema = await postgres.TableSchema.from_class(row_type, primary_key=["id"])
     await _check_columns(coco.use_context(db), table_name, pg_schema_name, schema.columns)
     return await postgres.mount_table_target(
@@ -110,11 +149,12 @@ async def _check_columns(
     if not missing:
         return
     lacks = f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write"
-    if "table_header" in missing and table_name == CHUNKS_TABLE and pg_schema_name is None:
+    ours = table_name in (CHUNKS_TABLE, SECTIONS_TABLE) and pg_schema_name is None
+    if ours and {"table_header", "section_ids"} & set(missing):
         raise ChunkTableMismatch(
             f"{lacks}: the database is not migrated yet (run `mdchunks migrate`)"
         )
-    if "table_header" in missing:
+    if {"table_header", "section_ids"} & set(missing):
         # An older chunk_table_sql's table: its trigger does not compose
         # embed_text either, which adding the columns alone would not fix.
         named = repr(table_name) + (
@@ -161,14 +201,29 @@ def chunk_table_upgrade_sql(table_name: str, *, pg_schema_name: str | None = Non
     return _table_sql("chunk_table_upgrade.sql", table_name, pg_schema_name)
 
 
-def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) -> str:
+def section_table_sql(
+    table_name: str = SECTIONS_TABLE, *, pg_schema_name: str | None = None
+) -> str:
+    """The DDL of a section table named `table_name`: columns, constraints and
+    index, as our migrations make `content_sections` (docs/sections.md)."""
+    table, schema = _names(table_name, pg_schema_name)
+    template = resources.files("mdchunks.plugin").joinpath("section_table.sql").read_text("utf-8")
+    return template.format(table=schema + table, prefix=table_name.replace('"', '""'))
+
+
+def _names(table_name: str, pg_schema_name: str | None) -> tuple[str, str]:
+    """The quoted table name and the schema prefix (`"s".` or nothing)."""
     if len(table_name.encode()) + _LONGEST_SUFFIX > 63:
         raise ValueError(
             f"table name {table_name!r} is too long: at most {63 - _LONGEST_SUFFIX} bytes, "
             "so that its constraint and index names stay whole"
         )
-    table = _identifier(table_name)
     schema = "" if pg_schema_name is None else f"{_identifier(pg_schema_name)}."
+    return _identifier(table_name), schema
+
+
+def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) -> str:
+    table, schema = _names(table_name, pg_schema_name)
     folder = resources.files("mdchunks.plugin")
     template = folder.joinpath("chunk_columns.sql").read_text("utf-8") + "\n"
     template += folder.joinpath(template_name).read_text("utf-8")

@@ -167,6 +167,9 @@ def to_json(hit: Any) -> dict[str, Any]:
         "breadcrumb": hit.stored_breadcrumb,
         "score": hit.rank,
         "text": hit.text,
+        "matched_section": (
+            None if hit.matched_section is None else hit.matched_section.section.to_json()
+        ),
     }
     if hit.section is not None:
         section = hit.section

@@ -1,4 +1,4 @@
-"""The cocoindex app: a source folder -> `content_chunks` rows.
+"""The cocoindex app: a source folder -> `content_chunks` and `content_sections` rows.
 
 Read top to bottom: settings, context keys, lifespan, row types, the leaf
 function (one document's text -> its rows), the memoized per-document
@@ -41,8 +41,15 @@ from mdchunks.errors import DatabaseUnavailable
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import DocumentProblem, document_text
 from mdchunks.plugin.recipe import Recipe
-from mdchunks.plugin.rows import CHUNKS_TABLE, ChunkRow, chunk_rows
-from mdchunks.plugin.target import mount_chunk_table
+from mdchunks.plugin.rows import (
+    CHUNKS_TABLE,
+    SECTIONS_TABLE,
+    ChunkRow,
+    SectionRow,
+    chunk_rows,
+    section_rows,
+)
+from mdchunks.plugin.target import mount_chunk_table, mount_section_table
 from mdchunks.source.files import (
     DocumentFile,
     DocumentTooLarge,
@@ -118,9 +125,10 @@ async def open_environment(
 
 @dataclass(frozen=True, slots=True)
 class ChunkedDocument:
-    """One document's chunk rows and the counts its document row keeps."""
+    """One document's chunk and section rows and the counts its document row keeps."""
 
     rows: list[ChunkRow] = field(default_factory=list)
+    sections: list[SectionRow] = field(default_factory=list)
     merges: int = 0  # structure chunker: sections folded into an earlier section's chunk
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
 
@@ -141,10 +149,10 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     plain = recipe.markdown_split == "plain" and not recipe.uses_structure(rel_path)
     split_language = None if plain else language
     chunking = chunk_markdown(text, options, language=split_language)
-    rows = chunk_rows(
-        chunking.chunks, source=source, rel_path=rel_path, recipe=recipe.fingerprint()
-    )
-    return ChunkedDocument(rows, chunking.merges, chunking.breadcrumb_truncations)
+    fingerprint = recipe.fingerprint()
+    rows = chunk_rows(chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint)
+    sections = section_rows(chunking.sections, source=source, rel_path=rel_path, recipe=fingerprint)
+    return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations)
 
 
 def _chunk_and_hash(
@@ -168,8 +176,9 @@ async def process_document(
     source: str,
     recipe: Recipe,
     chunks: postgres.TableTarget[ChunkRow],
+    sections: postgres.TableTarget[SectionRow],
 ) -> None:
-    """One document -> its chunk rows, and its outcome in the run's ledger.
+    """One document -> its chunk and section rows, and its outcome in the run's ledger.
 
     Memoized on the file (mtime, then content fingerprint) and on every
     argument: `recipe` is one, so a changed recipe re-processes every document.
@@ -206,6 +215,8 @@ async def process_document(
     rows = chunked.rows
     for row in rows:
         chunks.declare_row(row=row)
+    for section in chunked.sections:
+        sections.declare_row(row=section)
     # The document's own row (mdchunks_documents) is written from the ledger
     # after the engine is done, in one statement for the whole run: declared
     # here as a second target, it cost cocoindex as much as the chunk rows on
@@ -216,6 +227,7 @@ async def process_document(
             rel_path=rel_path,
             size_bytes=len(data),
             chunks=len(rows),
+            sections=len(chunked.sections),
             error=error,
             content_hash=content_hash,
             merges=chunked.merges,
@@ -231,7 +243,8 @@ async def process_document(
 
 @coco.fn
 async def app_main(source: str, recipe: Recipe) -> None:
-    chunks = await mount_chunk_table(DB, CHUNKS_TABLE)  # the plugin face's target
+    chunks = await mount_chunk_table(DB, CHUNKS_TABLE)  # the plugin face's targets
+    sections = await mount_section_table(DB, SECTIONS_TABLE)
     run = coco.use_context(RUN)
     keys: dict[str, str] = {}  # the last part of a component's path -> its rel_path
 
@@ -269,7 +282,7 @@ async def app_main(source: str, recipe: Recipe) -> None:
             for entry in run.listing.entries
         )
     async with coco.exception_handler(record_failure):
-        await coco.mount_each(process_document, items, source, recipe, chunks)
+        await coco.mount_each(process_document, items, source, recipe, chunks, sections)
 
 
 def build_app(

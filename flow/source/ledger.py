@@ -24,6 +24,7 @@ class Processed:
     content_hash: str  # sha256 of the file's bytes, hex
     merges: int = 0  # structure chunker: sections merged into an earlier section's chunk
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
+    sections: int = 0  # its content_sections rows
 
 
 @dataclass(slots=True)

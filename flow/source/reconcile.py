@@ -12,7 +12,9 @@ cannot know about:
   a failed component's old rows; a failed document keeps none);
 - every chunk row not declared by its document's row: another recipe, a
   document that is gone or failed, a position at or beyond the document's
-  chunk count (a document that shrank while the state was lost).
+  chunk count (a document that shrank while the state was lost);
+- the same for section rows (`content_sections`), by their ordinal and the
+  document row's section count.
 
 How a document's rows are known even when cocoindex skipped it as unchanged:
 its `mdchunks_documents` row, written when it was last processed, says how
@@ -111,6 +113,8 @@ def reconcile(
         documents = conn.execute(QUERIES["reconcile_documents"], params).rowcount
         chunks = conn.execute(QUERIES["reconcile_failed_chunks"], params).rowcount
         chunks += conn.execute(QUERIES["reconcile_chunks"], params).rowcount
+        conn.execute(QUERIES["reconcile_failed_sections"], params)
+        conn.execute(QUERIES["reconcile_sections"], params)
     missing = tuple(row[0] for row in conn.execute(QUERIES["documents_missing_rows"], params))
     return Reconciled(documents_deleted=documents, chunks_deleted=chunks, missing=missing)
 
@@ -134,6 +138,7 @@ def record_documents(
             "errors": [o.error for o in outcomes],
             "merges": [o.merges for o in outcomes],
             "truncations": [o.breadcrumb_truncations for o in outcomes],
+            "sections": [o.sections for o in outcomes],
         },
     )
 

@@ -30,6 +30,16 @@ FIELDS = {
     "breadcrumb",
     "score",
     "text",
+    "matched_section",
+}
+SECTION_FIELDS = {
+    "id",
+    "heading_path",
+    "breadcrumb",
+    "char_start",
+    "char_end",
+    "start_line",
+    "end_line",
 }
 QUERY = "how are strings stored in memory"
 
@@ -75,24 +85,27 @@ def test_json_lines_carry_the_chunk_and_its_place(sample: Path, run_cli: Any) ->
     assert scores == sorted(scores, reverse=True) and scores[0] > 0
 
 
-def test_expand_section_is_the_section_rebuilt_from_its_chunks(sample: Path, run_cli: Any) -> None:
+def test_expand_section_is_the_matched_section_exactly(sample: Path, run_cli: Any) -> None:
     found = json_lines(run_cli("search", QUERY, "-k", "5", "--json", "--expand", "section"))
     for hit in found:
         assert set(hit) == FIELDS | {"section"}
-        section = hit["section"]
-        assert section["heading_path"] == hit["heading_path"]
-        assert section["char_start"] <= hit["char_start"] < hit["char_end"] <= section["char_end"]
-        document = (sample / hit["rel_path"]).read_text(encoding="utf-8")
-        # The document's own slice, but for whitespace dropped between chunks.
-        assert collapse(section["text"]) == collapse(
-            document[section["char_start"] : section["char_end"]]
+        matched, section = hit["matched_section"], hit["section"]
+        assert set(matched) == SECTION_FIELDS
+        assert section["heading_path"] == matched["heading_path"]
+        assert (section["char_start"], section["char_end"]) == (
+            matched["char_start"],
+            matched["char_end"],
         )
-        if hit["heading_path"]:
-            # It starts at the hit's heading (the markdown splitter cuts there)...
-            heading = hit["heading_path"][-1]
-            first_line = section["text"].splitlines()[0]
-            assert first_line.lstrip("#").strip().replace("`", "") == heading.replace("`", "")
-    # ...and holds more than the hit where the section is longer than one chunk.
+        # The section the hit names overlaps the hit's chunk...
+        assert section["char_start"] < hit["char_end"] and hit["char_start"] < section["char_end"]
+        document = (sample / hit["rel_path"]).read_text(encoding="utf-8")
+        # ...and its text is the document's own slice, to the character.
+        assert section["text"] == document[section["char_start"] : section["char_end"]]
+        if matched["heading_path"]:
+            heading = build_index(document[section["char_start"] :]).headings[0]
+            assert heading.start == 0 and heading.path[-1] == matched["heading_path"][-1]
+            assert matched["start_line"] == document.count("\n", 0, section["char_start"]) + 1
+    # It holds more than the hit where the section is longer than one chunk.
     assert any(
         hit["section"]["char_end"] - hit["section"]["char_start"]
         > hit["char_end"] - hit["char_start"]

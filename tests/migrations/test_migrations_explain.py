@@ -15,6 +15,7 @@ from mdchunks.retrieval import embedding
 
 OUR_TABLES = {
     "content_chunks",
+    "content_sections",
     "mdchunks_documents",
     "mdchunks_sources",
     "mdchunks_recipes",

@@ -12,15 +12,17 @@ from typing import Any
 import psycopg
 import pytest
 from cocoindex.connectors.postgres import TableSchema
-from mdchunks import ChunkRow, DocumentRow
+from mdchunks import ChunkRow, DocumentRow, SectionRow
 from mdchunks.db import migrate
-from mdchunks.plugin.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, TRIGGER_COLUMNS
+from mdchunks.plugin.rows import CHUNKS_TABLE, DOCUMENTS_TABLE, SECTIONS_TABLE, TRIGGER_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # information_schema spells types the long way.
 _TYPE_NAMES = {
     "text[]": "ARRAY text",
+    "uuid[]": "ARRAY uuid",
+    "integer[]": "ARRAY int4",
     "bigint": "bigint",
     "integer": "integer",
     "smallint": "smallint",
@@ -60,7 +62,11 @@ def _row_type_columns(row_type: type[Any], primary_key: list[str]) -> dict[str, 
 
 @pytest.mark.parametrize(
     ("table", "row_type", "primary_key"),
-    [(CHUNKS_TABLE, ChunkRow, ["id"]), (DOCUMENTS_TABLE, DocumentRow, ["source", "rel_path"])],
+    [
+        (CHUNKS_TABLE, ChunkRow, ["id"]),
+        (SECTIONS_TABLE, SectionRow, ["id"]),
+        (DOCUMENTS_TABLE, DocumentRow, ["source", "rel_path"]),
+    ],
 )
 def test_migrations_create_exactly_the_columns_the_row_types_write(
     database_url: str, table: str, row_type: type[Any], primary_key: list[str]
