@@ -21,6 +21,8 @@ what follows it (and one tiny parse per row of it).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mdchunks.heading_index.parse import (
     RawHeading,
     line_end,
@@ -46,13 +48,16 @@ def recovered_headings(tree: Tree, source: bytes) -> list[RawHeading]:
     content_start = 0  # where `source`'s own text starts (a tail's is after its "\n")
     while True:
         headings = structural_headings(tree, source)
-        error = _first_top_level_error(tree.root_node)
+        error = _first_error(tree.root_node)
         if error is None:
             return found + _shifted(headings, offset)
-        error_line = line_start(source, error.start_byte)
+        error_line = line_start(source, error.node.start_byte)
         # Each round starts past the last one's first line: the loop ends.
         earliest = max(error_line, line_end(source, content_start))
-        restart = _table_end(source, earliest)
+        if error.container is None:
+            restart = _table_end(source, earliest)
+        else:
+            restart = _container_end(source, earliest, quote=error.container == "block_quote")
         found += _shifted([h for h in headings if h.start < error_line], offset)
         if restart >= len(source):
             return found
@@ -93,18 +98,49 @@ def _first_block(root: Node) -> Node | None:
     return None
 
 
-def _first_top_level_error(root: Node) -> Node | None:
+def _container_end(source: bytes, position: int, quote: bool) -> int:
+    """Start of the first line from `position` on that the top-level list or
+    block quote (`quote`) holding a broken table cannot hold: not blank, and
+    not starting with `>` after up to three spaces (a quote), or indented by
+    less than two columns, a list item's narrowest content (a list); else
+    the end of `source`. (A table has no lazy continuation lines.)"""
+    while position < len(source):
+        end = line_end(source, position)
+        line = source[position:end]
+        held = line.lstrip(b" ")[:1] == b">" if quote else line.startswith((b"  ", b"\t"))
+        if line.strip(_BLANK) and not held:
+            return position
+        position = end
+    return len(source)
+
+
+@dataclass(frozen=True, slots=True)
+class _Error:
+    node: Node  # an error node, or the pipe table holding one
+    container: str | None  # the top-level list or block quote holding it
+
+
+def _first_error(root: Node) -> _Error | None:
     """The first error node, or pipe table holding one, whose ancestors are
-    only the document and sections. (An error inside a list item or a block
-    quote stays inside it: what follows the container is parsed as usual.)"""
+    only the document and sections; or, inside a top-level list or block
+    quote (whose broken table the error recovery extends over what follows),
+    the first error node within it."""
     pending = [root] if root.has_error else []
     while pending:
         node = pending.pop()
         if node.is_error or node.is_missing or (node.type == "pipe_table" and node.has_error):
-            return node
+            return _Error(node, container=None)
         if node.type in _STRUCTURAL_CONTAINERS and node.has_error:
             pending.extend(reversed(node.children))
+        elif node.has_error:
+            return _Error(_first_error_within(node), container=node.type)
     return None
+
+
+def _first_error_within(node: Node) -> Node:
+    while not (node.is_error or node.is_missing):
+        node = next(child for child in node.children if child.has_error or child.is_missing)
+    return node
 
 
 def _shifted(headings: list[RawHeading], offset: int) -> list[RawHeading]:
