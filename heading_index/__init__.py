@@ -56,7 +56,7 @@ from mdchunks.heading_index.structure import (
 
 # Part of every recipe fingerprint: bump it whenever a change here can change
 # any heading column, so the flow re-processes every document (a backfill).
-HEADING_INDEX_VERSION = "2"
+HEADING_INDEX_VERSION = "3"
 
 __all__ = [
     "CHUNKERS",

@@ -19,8 +19,8 @@ from mdchunks.heading_index.parse import (
     front_matter_end_byte,
     heading_prefix_length,
     parse,
-    structural_headings,
 )
+from mdchunks.heading_index.recovery import recovered_headings
 from mdchunks.heading_index.skeleton import Skeleton, skeleton
 from tree_sitter import Tree
 
@@ -52,7 +52,7 @@ def build_index(text: str) -> HeadingIndex:
         source,
         [
             RawHeading(raw.level, blocks.original(raw.start), blocks.original(raw.end), raw.setext)
-            for raw in structural_headings(tree, blocks.source)
+            for raw in recovered_headings(tree, blocks.source)
         ],
     )
 

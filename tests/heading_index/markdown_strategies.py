@@ -115,3 +115,60 @@ ANY_TEXT = st.text(
     ),
     max_size=200,
 )
+
+
+# -- the pipe-table family: tables that tree-sitter-markdown's error recovery
+# breaks (heading_index/recovery.py), among the blocks around them ---------------
+
+# A cell: text, empty, whitespace only, escaped pipes, code holding a pipe.
+TABLE_CELLS = st.sampled_from(["a", "b c", "", " ", "   ", "\\|", "x \\| y", "`|`", "**b**"])
+
+
+@st.composite
+def table_row(draw: st.DrawFn, columns: int) -> str:
+    """A row: `columns` cells give or take one (ragged), or a `|||` row, or a
+    pipe-less one; always holding a pipe (a pipe-less line after a table is
+    another trap, test_traps.py)."""
+    shape = draw(st.sampled_from(["cells", "cells", "cells", "empty", "bare"]))
+    if shape == "empty":
+        return "|" * draw(st.integers(2, columns + 2))
+    cells = draw(st.lists(TABLE_CELLS, min_size=1, max_size=columns + 1))
+    if shape == "bare" and len(cells) > 1:
+        return " | ".join(cells)
+    return "| " + " | ".join(cells) + " |"
+
+
+@st.composite
+def pipe_table(draw: st.DrawFn) -> str:
+    columns = draw(st.integers(1, 3))
+    header = "| " + " | ".join(draw(st.lists(TABLE_CELLS, min_size=columns, max_size=columns)))
+    delimiter = "|".join(draw(st.sampled_from(["---", ":-:", "-", "--:"])) for _ in range(columns))
+    rows = draw(st.lists(table_row(columns), max_size=6))
+    return "\n".join([header + " |", f"|{delimiter}|", *rows])
+
+
+TABLE_FAMILY_BLOCKS = st.one_of(
+    pipe_table(),
+    pipe_table(),
+    pipe_table(),
+    atx_heading(),
+    setext_heading(),
+    fenced_code(),
+    inline_text(),
+    st.just("- item\n- | a | b |"),
+    st.just("> | a |\n> |---|\n> |||"),
+    st.just("<div>\n# html block\n</div>"),
+    st.just("***"),
+)
+
+
+@st.composite
+def table_family_documents(draw: st.DrawFn) -> str:
+    """Pipe tables among other blocks, each block after a blank line or right
+    after the one before; sometimes front matter first."""
+    blocks = draw(st.lists(TABLE_FAMILY_BLOCKS, min_size=1, max_size=8))
+    separators = draw(st.lists(st.sampled_from(["\n\n", "\n\n", "\n"]), min_size=len(blocks)))
+    text = "".join(block + sep for block, sep in zip(blocks, separators, strict=False))
+    if draw(st.booleans()):
+        text = "---\ntitle: x\n---\n" + text
+    return text

@@ -9,14 +9,15 @@ first line, level and text of every top-level heading.
 from __future__ import annotations
 
 import pytest
-from commonmark_reference import (
+from mdchunks.heading_index import build_index
+
+from spikes.commonmark_reference import (
     ReferenceHeading,
     line_of,
     reference_headings,
     setext_variant,
     spec_examples,
 )
-from mdchunks.heading_index import build_index
 
 # The one list of deviations from the reference, by test id, each with its reason.
 # A listed test that starts agreeing fails (strict), so the list cannot go stale.

@@ -16,9 +16,10 @@ import os
 from pathlib import Path
 
 import pytest
-from commonmark_reference import RUST_BOOK, ReferenceHeading, line_of, reference_headings
 from index_invariants import check_assignment, check_index_invariants
 from mdchunks.heading_index import assign, build_index, decode_document
+
+from spikes.commonmark_reference import RUST_BOOK, ReferenceHeading, line_of, reference_headings
 
 # Set before cocoindex is imported, which reads it.
 os.environ.setdefault("COCOINDEX_DISABLE_USAGE_TRACKING", "1")

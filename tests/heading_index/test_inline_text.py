@@ -6,12 +6,13 @@ from __future__ import annotations
 import time
 
 import pytest
-from commonmark_reference import reference_headings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_budget import examples
 from mdchunks.heading_index import build_index
 from mdchunks.heading_index.inline_text import plain_text
+
+from spikes.commonmark_reference import reference_headings
 
 
 @pytest.mark.parametrize(

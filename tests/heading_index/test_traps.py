@@ -99,6 +99,65 @@ def test_lines_right_after_a_pipe_table_are_table_rows() -> None:
     assert headings("| a | b |\n| --- | --- |\n| # c | d |\n# After\n") == [(1, "After")]
 
 
+# Pipe tables that tree-sitter-markdown 0.5 cannot parse: its error recovery
+# ran the table's ERROR node over the blank line and the headings after it
+# (heading_index/recovery.py). Each shape was found by the generated documents
+# of test_properties.py; CommonMark with tables (markdown-it-py) sees the heading.
+BROKEN_TABLES = {
+    "two whitespace-only rows": "| a | b |\n|---|---|\n| 1 | 2 |\n|   |   |\n|   |   |\n",
+    "whitespace-only row between filled rows": (
+        "| a | b |\n|---|---|\n| 1 | 2 |\n|   |   |\n| 3 | 4 |\n|   |   |\n"
+    ),
+    "a ||| row": "| a | b |\n|---|---|\n|||\n",
+    "one-space cells": "| a | b |\n|---|---|\n| 1 | 2 |\n| | |\n",
+    "escaped pipes then an empty row": "| a | b |\n|---|---|\n| a \\| b | c |\n|||\n",
+    "pipe-less header": "a | b\n--|--\n| 1 | 2 |\n|   |   |\n|   |   |\n",
+    "one column": "| a |\n|---|\n| 1 |\n|   |\n|   |\n",
+    "at the very start, after a heading": "# Top\n| a | b |\n|---|---|\n|||\n",
+}
+
+
+@pytest.mark.parametrize("table", BROKEN_TABLES.values(), ids=BROKEN_TABLES.keys())
+@pytest.mark.parametrize(
+    ("after", "level", "line"),
+    [
+        ("\n## Next\n", 2, 1),
+        ("## Next\n", 2, 0),
+        ("\nNext\n====\n", 1, 1),
+        ("\npara\n\n# Next\n", 1, 3),
+    ],
+    ids=["blank line, ATX", "ATX right after", "blank line, setext", "paragraph, ATX"],
+)
+def test_headings_after_a_broken_pipe_table_are_found(
+    table: str, after: str, level: int, line: int
+) -> None:
+    text = table + after
+    before = [(1, "Top")] if table.startswith("# Top") else []
+    assert headings(text) == [*before, (level, "Next")]
+    next_heading = build_index(text).headings[-1]
+    assert text[: next_heading.start].count("\n") == table.count("\n") + line
+
+
+def test_a_broken_table_in_a_container_hides_no_heading_after_it() -> None:
+    quote = "> | a |\n> |---|\n> |||\n"
+    assert headings(quote + "\n   # After\n") == [(1, "After")]
+    assert headings(quote + "After\n=\n") == [(1, "After")]
+    assert headings("- | a |\n  |---|\n  |||\n\n  # inside\n# After\n") == [(1, "After")]
+
+
+def test_a_broken_table_hides_no_heading_and_invents_none() -> None:
+    # Rows after the broken ones are table rows until the blank line: a `===`
+    # there is a row, no setext underline; a fence after the table still
+    # hides its `#` lines; front matter before the table is still front matter.
+    text = (
+        "---\ntitle: x\n---\n"
+        "| a | b |\n|---|---|\n| 1 | 2 |\n|   |   |\n|   |   |\nrow\n===\n\n"
+        "```\n# code\n```\n\n## Next\n"
+        "| c |\n|---|\n|||\n---\n# Last\n"
+    )
+    assert headings(text) == [(2, "Next"), (1, "Last")]
+
+
 def test_headings_after_containers_close() -> None:
     text = "> quote\n\n# After quote\n- item\n\n## After list\n"
     assert headings(text) == [(1, "After quote"), (2, "After list")]

@@ -1,7 +1,9 @@
 """The reference for which lines are headings and what their text is.
 
-markdown-it-py's CommonMark parse, reduced the way docs/heading-index.md defines a
-heading's text. Test-only: the library never imports markdown-it-py.
+markdown-it-py's CommonMark parse (with GFM pipe tables, `tables=True`),
+reduced the way docs/heading-index.md defines a heading's text. For the tests
+and the harness (`spikes.heading_scan`): the product never imports
+markdown-it-py.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 # The bundled data (corpora/README.md says where each comes from).
-CORPORA = Path(__file__).resolve().parents[2] / "corpora"
+CORPORA = Path(__file__).resolve().parents[1] / "corpora"
 SPEC_JSON = CORPORA / "commonmark" / "spec.json"
 RUST_BOOK = CORPORA / "rust-book"
 
 _MARKDOWN = MarkdownIt("commonmark")
+_MARKDOWN_WITH_TABLES = MarkdownIt("commonmark").enable("table")
 # Pandoc / kramdown / MkDocs attribute block at the very end of a heading.
 _ATTRIBUTE_BLOCK = re.compile(r"(?:^|\s)\{\s*:?\s*(?:[#.][^{}]*|-\s*)\}\s*$")
 _LINE_ENDING = re.compile(r"\r\n|\r|\n")
@@ -51,9 +54,10 @@ def normalise(text: str) -> str:
     return " ".join(_ATTRIBUTE_BLOCK.sub("", text).split())
 
 
-def reference_headings(markdown: str) -> list[ReferenceHeading]:
-    """Top-level headings (not inside block quotes or list items)."""
-    tokens = _MARKDOWN.parse(markdown)
+def reference_headings(markdown: str, *, tables: bool = False) -> list[ReferenceHeading]:
+    """Top-level headings (not inside block quotes or list items); CommonMark,
+    with GFM pipe tables when `tables`."""
+    tokens = (_MARKDOWN_WITH_TABLES if tables else _MARKDOWN).parse(markdown)
     found: list[ReferenceHeading] = []
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.level == 0:
