@@ -134,6 +134,8 @@ def record_documents(
             "errors": [o.error for o in outcomes],
             "merges": [o.merges for o in outcomes],
             "truncations": [o.breadcrumb_truncations for o in outcomes],
+            "formats": [o.source_format for o in outcomes],
+            "notes": [o.import_note for o in outcomes],
         },
     )
 
