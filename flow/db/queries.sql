@@ -179,9 +179,11 @@ LEFT JOIN (
 ORDER BY s.source;
 
 -- name: status_formats
--- Each source's documents by what their files were (markdown, text, html, ...).
+-- Each source's ingested documents (failed ones apart) by what their files
+-- were (markdown, text, html, ...).
 SELECT source, source_format, count(*) AS documents
 FROM mdchunks_documents
+WHERE error IS NULL
 GROUP BY source, source_format
 ORDER BY source, count(*) DESC, source_format;
 

@@ -45,7 +45,7 @@ _CODE_STYLES = frozenset({"code", "html preformatted", "source code", "macro tex
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 
-def check_package(data: bytes) -> None:
+def check_package(data: bytes, max_unpacked_bytes: int = MAX_UNPACKED_BYTES) -> None:
     """Refuse a file that is not a zip, or whose members would expand too far."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
@@ -57,10 +57,10 @@ def check_package(data: bytes) -> None:
             f"refused: the package holds {len(members):,} parts (more than {MAX_MEMBERS:,})"
         )
     unpacked = sum(member.file_size for member in members)
-    if unpacked > MAX_UNPACKED_BYTES:
+    if unpacked > max_unpacked_bytes:
         raise ConversionFailed(
             f"refused: the package would expand to {unpacked:,} bytes, over the bound of "
-            f"{MAX_UNPACKED_BYTES:,} (a zip bomb?)"
+            f"{max_unpacked_bytes:,} (a zip bomb?)"
         )
 
 

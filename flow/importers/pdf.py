@@ -43,7 +43,6 @@ class OutlineEntry:
 def convert(data: bytes) -> Converted:
     try:
         from pypdf import PdfReader
-        from pypdf.errors import PdfReadError
     except ImportError:
         raise library_missing("pdf") from None
     try:
@@ -54,7 +53,7 @@ def convert(data: bytes) -> Converted:
         entries = list(_outline(reader))
     except ConversionFailed:
         raise
-    except (PdfReadError, Exception) as exc:  # pypdf's errors: this file's alone
+    except Exception as exc:  # pypdf's errors (PdfReadError and others): this file's alone
         cause = md.one_line(str(exc)) or type(exc).__name__
         raise ConversionFailed(f"cannot read this PDF: {cause}") from None
     if not entries:
@@ -91,8 +90,9 @@ def _page_of(reader: Any, destination: Any) -> int | None:
 
 def place_headings(pages: list[str], entries: list[OutlineEntry]) -> tuple[list[str], int]:
     """The blocks of the document: each page's text with the outline's headings
-    placed where their titles start (module docstring). Pure: text and
-    entries in, blocks out."""
+    placed where their titles start (module docstring). A title found not on
+    its destination page but at the next one's is placed there (a heading
+    that a page break carried over). Pure: text and entries in, blocks out."""
     by_page: dict[int, list[OutlineEntry]] = {}
     last_page = 0
     for entry in entries:
@@ -100,15 +100,26 @@ def place_headings(pages: list[str], entries: list[OutlineEntry]) -> tuple[list[
         by_page.setdefault(page, []).append(entry)
         last_page = page
     blocks: list[str] = []
+    carried: list[OutlineEntry] = []
     for number, text in enumerate(pages):
         cursor = 0
-        for entry in by_page.get(number, []):
+        waiting = carried + by_page.get(number, [])
+        carried = []
+        for index, entry in enumerate(waiting):
             found = _find_title(text, entry.title, cursor)
+            following = pages[number + 1] if number + 1 < len(pages) else ""
+            if found is None and _find_title(following, entry.title, 0) is not None:
+                carried = waiting[index:]  # the rest follow it, in order
+                break
             start, end = found if found is not None else (cursor, cursor)
             blocks.extend(md.paragraphs(text[cursor:start]))
             blocks.append(md.heading(entry.level, entry.title))
             cursor = end
         blocks.extend(md.paragraphs(text[cursor:]))
+    for entry in carried:  # never reached: kept at the end rather than lost
+        blocks.append(md.heading(entry.level, entry.title))
+    for page in sorted(p for p in by_page if p >= len(pages)):
+        blocks.extend(md.heading(entry.level, entry.title) for entry in by_page[page])
     return blocks, len(entries)
 
 
