@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from mdchunks.importers import markdown as md
@@ -84,6 +85,7 @@ def _convert(document: Document) -> Converted:
     from docx.table import Table
 
     numbering = _numbering_formats(document)
+    styles = _Styles(document)
     blocks: list[str] = []
     headings = 0
     items: list[md.ListItem] = []
@@ -103,19 +105,20 @@ def _convert(document: Document) -> Converted:
             blocks.append(md.pipe_table(_table_rows(block)))
             continue
         text = md.clean(block.text)
-        level = heading_level(block)
+        style = styles.of(block)
+        level = heading_level(block._p, style)
         if level is not None:
             flush()
             if md.one_line(text):
                 blocks.append(md.heading(level, text))
                 headings += 1
             continue
-        if _is_code(block):
+        if style.code:
             if items:
                 flush()
             code.append(text)
             continue
-        listed = _list_item(block, numbering)
+        listed = _list_item(block._p, style, numbering)
         if listed is not None:
             if code:
                 flush()
@@ -128,26 +131,70 @@ def _convert(document: Document) -> Converted:
     return Converted(md.document(blocks), headings)
 
 
-def heading_level(paragraph: Paragraph) -> int | None:
-    """The paragraph's heading level (1-9), or None for body text."""
-    own = _outline_level(paragraph._p)
-    if own is not None:
-        return own
-    style: ParagraphStyle | None = paragraph.style
+@dataclass(frozen=True, slots=True)
+class _Style:
+    """What a paragraph style (with the styles it is based on) says."""
+
+    name: str = ""
+    level: int | None = None  # heading level
+    code: bool = False
+    num_id: str | None = None
+    num_level: int | None = None
+
+
+class _Styles:
+    """Paragraph styles by id, each resolved once: python-docx's `paragraph.style`
+    looks the default style up by scanning every style, for every paragraph
+    (quadratic: 7 s for a 50 KB file)."""
+
+    def __init__(self, document: Document) -> None:
+        from docx.enum.style import WD_STYLE_TYPE
+
+        self._by_id: dict[str, _Style] = {}
+        self._default = _Style()
+        for style in document.styles:
+            if style.type != WD_STYLE_TYPE.PARAGRAPH:
+                continue
+            resolved = _resolve(cast("ParagraphStyle", style))
+            self._by_id[style.style_id or ""] = resolved
+            if style.element.get(f"{_W}default") in ("1", "true"):
+                self._default = resolved
+
+    def of(self, paragraph: Paragraph) -> _Style:
+        ids = paragraph._p.xpath("./w:pPr/w:pStyle/@w:val")
+        return self._by_id.get(str(ids[0]), self._default) if ids else self._default
+
+
+def _resolve(style: ParagraphStyle) -> _Style:
+    name = style.name or ""
+    level: int | None = None
+    num_id: str | None = None
+    num_level: int | None = None
+    current: ParagraphStyle | None = style
     seen = 0
-    while style is not None and seen < 32:  # a style chain can loop in a hostile file
-        level = _outline_level(style.element)
-        if level is not None:
-            return level
-        for name in (style.style_id or "", style.name or ""):
-            if name.lower() == "title":
-                return 1
-            found = _HEADING_NAME.match(name.replace("Heading", "Heading "))
-            if found:
-                return int(found.group(1))
-        style = cast("ParagraphStyle | None", style.base_style)
+    while current is not None and seen < 32:  # a style chain can loop in a hostile file
+        if level is None:
+            level = _outline_level(current.element)
+            for label in (current.style_id or "", current.name or ""):
+                if level is None and label.lower() == "title":
+                    level = 1
+                found = _HEADING_NAME.match(label.replace("Heading", "Heading "))
+                if level is None and found:
+                    level = int(found.group(1))
+        own_id, own_level = _numbering_of(current.element)
+        num_id = num_id if num_id is not None else own_id
+        num_level = num_level if num_level is not None else own_level
+        current = cast("ParagraphStyle | None", current.base_style)
         seen += 1
-    return None
+    lower = name.lower()
+    return _Style(name, level, lower in _CODE_STYLES or "code" in lower, num_id, num_level)
+
+
+def heading_level(paragraph: Any, style: _Style) -> int | None:
+    """The paragraph's heading level (1-9), or None for body text: its own
+    outline level, else its style's (module docstring)."""
+    own = _outline_level(paragraph)
+    return own if own is not None else style.level
 
 
 def _outline_level(element: Any) -> int | None:
@@ -161,28 +208,22 @@ def _outline_level(element: Any) -> int | None:
     return value + 1 if 0 <= value <= 8 else None  # 9: body text
 
 
-def _is_code(paragraph: Paragraph) -> bool:
-    style = paragraph.style
-    name = (style.name or "").lower() if style is not None else ""
-    return name in _CODE_STYLES or "code" in name
-
-
 def _list_item(
-    paragraph: Paragraph, numbering: dict[tuple[str, int], str]
+    paragraph: Any, style: _Style, numbering: dict[tuple[str, int], str]
 ) -> tuple[int, bool] | None:
     """(depth, ordered) of a list paragraph, else None."""
-    num_id, depth = _numbering_of(paragraph)
-    style = paragraph.style
-    name = (style.name or "") if style is not None else ""
-    if num_id is None and not name.lower().startswith("list"):
-        return None
-    if num_id == "0":  # numbering explicitly removed
+    own_id, own_level = _numbering_of(paragraph)
+    num_id = own_id if own_id is not None else style.num_id
+    level = own_level if own_level is not None else style.num_level
+    depth = min(level or 0, 8)
+    name = style.name.lower()
+    if (num_id is None and not name.startswith("list")) or num_id == "0":  # "0": removed
         return None
     if num_id is not None:
         fmt = numbering.get((num_id, depth))
         ordered = fmt is not None and fmt not in ("bullet", "none")
     else:
-        ordered = "number" in name.lower()
+        ordered = "number" in name
     if num_id is None or depth == 0:
         found = re.search(r"\s(\d)$", name)  # "List Bullet 2"
         if found:
@@ -190,25 +231,12 @@ def _list_item(
     return depth, ordered
 
 
-def _numbering_of(paragraph: Paragraph) -> tuple[str | None, int]:
-    """The paragraph's numbering id and level, its own or its style chain's."""
-    elements = [paragraph._p]
-    style = paragraph.style
-    seen = 0
-    while style is not None and seen < 32:
-        elements.append(style.element)
-        style = cast("ParagraphStyle | None", style.base_style)
-        seen += 1
-    num_id: str | None = None
-    level: int | None = None
-    for element in elements:
-        if num_id is None:
-            ids = element.xpath("./w:pPr/w:numPr/w:numId/@w:val")
-            num_id = str(ids[0]) if ids else None
-        if level is None:
-            levels = element.xpath("./w:pPr/w:numPr/w:ilvl/@w:val")
-            level = int(levels[0]) if levels and str(levels[0]).isdigit() else None
-    return num_id, min(level or 0, 8)
+def _numbering_of(element: Any) -> tuple[str | None, int | None]:
+    """The numbering id and level an element (paragraph or style) sets itself."""
+    ids = element.xpath("./w:pPr/w:numPr/w:numId/@w:val")
+    levels = element.xpath("./w:pPr/w:numPr/w:ilvl/@w:val")
+    level = int(levels[0]) if levels and str(levels[0]).isdigit() else None
+    return (str(ids[0]) if ids else None), level
 
 
 def _numbering_formats(document: Document) -> dict[tuple[str, int], str]:
