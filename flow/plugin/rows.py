@@ -159,3 +159,7 @@ class DocumentRow:
     # document because unchanged documents are not processed on a re-run.
     merges: Annotated[int, PgType("integer")] = 0
     breadcrumb_truncations: Annotated[int, PgType("integer")] = 0
+    # What the file was: "markdown", "text" or the importer's name (html, docx,
+    # pdf), and the importer's note (docs/importers.md).
+    source_format: str = "markdown"
+    import_note: str | None = None
