@@ -274,7 +274,10 @@ def ingest(
     data_dir: Path | None,
 ) -> None:
     """Ingest the markdown (.md, .markdown, .mdx) and text (.txt) documents of
-    each PATH into content_chunks, then print a summary.
+    each PATH into content_chunks, then print a summary. With the formats extra
+    (pip install 'mdchunks[formats]'), .html, .htm, .docx and .pdf files are
+    converted to markdown with their own headings first; files of any other
+    suffix are counted in the summary ("skipped: 3 .rst, 1 .png").
 
     Each PATH is one source, walked recursively (hidden folders, .git and
     node_modules are skipped). Applies the migrations first if needed. Only
