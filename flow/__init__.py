@@ -6,7 +6,8 @@ Two faces over one chunker:
   `ChunkOptions`, `HeadingChunk`, `split_markdown`, `ChunkRow`, `chunk_rows`,
   `mount_chunk_table`, `chunk_table_sql`, `chunk_table_upgrade_sql`,
   `process_markdown_file`; the sections: `SectionRow`, `section_rows`,
-  `mount_section_table`, `section_table_sql`
+  `mount_section_table`, `section_table_sql`; `document_text` and
+  `document_markdown` (HTML, DOCX and PDF through the importers)
   (examples/chunks_with_word_count.py is a whole app);
 - the managed face, what the `mdchunks` command runs (README, "The CLI"):
 
@@ -38,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "section_rows": "mdchunks.plugin.rows",
     "decode_document": "mdchunks.heading_index.decode",
     "document_text": "mdchunks.plugin.documents",
+    "document_markdown": "mdchunks.plugin.documents",
     "DocumentProblem": "mdchunks.plugin.documents",
     "mount_chunk_table": "mdchunks.plugin.target",
     "chunk_table_sql": "mdchunks.plugin.target",
@@ -109,6 +111,7 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.plugin.chunking import chunk_markdown as chunk_markdown
     from mdchunks.plugin.chunking import split_markdown as split_markdown
     from mdchunks.plugin.documents import DocumentProblem as DocumentProblem
+    from mdchunks.plugin.documents import document_markdown as document_markdown
     from mdchunks.plugin.documents import document_text as document_text
     from mdchunks.plugin.recipe import Recipe as Recipe
     from mdchunks.plugin.rows import NAMESPACE as NAMESPACE

@@ -43,6 +43,7 @@ from mdchunks.source.reports import (
     RecipeRows,
     SourceStatus,
     StatusReport,
+    counted,
 )
 from mdchunks.source.run import backfill, ingest, watch
 
@@ -91,6 +92,13 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                         fingerprint, int(rows), description, current.get(source) == fingerprint
                     )
                 )
+            formats: dict[str, dict[str, int]] = {}
+            for name, source_format, n in conn.execute(QUERIES["status_formats"]):
+                formats.setdefault(name, {})[str(source_format)] = int(n)
+            skipped = {
+                str(name): {str(suffix): int(n) for suffix, n in json.loads(found).items()}
+                for name, found in conn.execute(QUERIES["status_skipped"])
+            }
             for row in conn.execute(QUERIES["status_sources"]):
                 name, root, _recipe, _updated, documents, failed, chunks, with_headings = row
                 sources.append(
@@ -102,6 +110,8 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                         chunks=int(chunks),
                         with_headings=int(with_headings),
                         recipes=tuple(recipes.get(name, [])),
+                        formats=counted(formats.get(name, {})),
+                        skipped_suffixes=counted(skipped.get(name, {})),
                     )
                 )
     return StatusReport(

@@ -32,6 +32,7 @@ from mdchunks.heading_index.options import Option, options_of
 from mdchunks.names import shown
 from mdchunks.plugin.recipe import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
 from mdchunks.retrieval import embedder, hits, rankings
+from mdchunks.source import reports
 from mdchunks.source.lock import DEFAULT_WAIT_SECONDS
 from rich.console import Console
 from rich.markup import escape
@@ -273,7 +274,10 @@ def ingest(
     data_dir: Path | None,
 ) -> None:
     """Ingest the markdown (.md, .markdown, .mdx) and text (.txt) documents of
-    each PATH into content_chunks, then print a summary.
+    each PATH into content_chunks, then print a summary. With the formats extra
+    (pip install 'mdchunks[formats]'), .html, .htm, .docx and .pdf files are
+    converted to markdown with their own headings first; files of any other
+    suffix are counted in the summary ("skipped: 3 .rst, 1 .png").
 
     Each PATH is one source, walked recursively (hidden folders, .git and
     node_modules are skipped). Applies the migrations first if needed. Only
@@ -423,10 +427,15 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     for source in report.sources:
         root = escape(source.root or "(root unknown)")
         out.print(f"[bold]{escape(source.source)}[/bold]  {root}")
+        converted = reports.describe_formats(source.formats)
+        converted = f"; converted: {converted}" if converted else ""
         out.print(
-            f"  documents {source.documents} ({source.failed} failed), chunks {source.chunks}, "
-            f"{source.heading_share:.0%} with headings"
+            f"  documents {source.documents} ({source.failed} failed{converted}), "
+            f"chunks {source.chunks}, {source.heading_share:.0%} with headings"
         )
+        if source.skipped_suffixes:
+            skipped = reports.describe_skipped(source.skipped_suffixes)
+            out.print(f"  skipped by the last walk (not ingested): {escape(shown(skipped))}")
         for r in source.recipes:
             state = "current" if r.current else "[yellow]stale[/yellow] (run `mdchunks backfill`)"
             out.print(f"  recipe {r.recipe} {state}: {r.rows} rows; {escape(r.description)}")
@@ -682,6 +691,12 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
         f"  documents: {report.processed} processed, {report.unchanged} unchanged, "
         f"{report.failed} failed{skipped}{removed}"
     )
+    if report.converted:
+        notes = "".join(f"; {n} {escape(note)}" for note, n in report.import_notes)
+        out.print(f"  converted: {reports.describe_formats(report.converted)}{notes}")
+    if report.skipped_suffixes:
+        skipped = reports.describe_skipped(report.skipped_suffixes)
+        out.print(f"  skipped:   {escape(shown(skipped))} (no importer reads them)")
     out.print(
         f"  rows:      {report.rows_written} written, {report.rows_deleted} deleted "
         f"({report.rows_total} in the source)"

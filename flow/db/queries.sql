@@ -54,15 +54,15 @@ WHERE source = %(source)s
 -- already says the same is left alone (a full re-process writes nothing new).
 INSERT INTO mdchunks_documents AS d
     (source, rel_path, recipe, content_hash, size_bytes, chunks, error, merges,
-     breadcrumb_truncations, sections)
+     breadcrumb_truncations, sections, source_format, import_note)
 SELECT %(source)s, p.rel_path, %(recipe)s, p.content_hash, p.size_bytes, p.chunks, p.error,
-       p.merges, p.breadcrumb_truncations, p.sections
+       p.merges, p.breadcrumb_truncations, p.sections, p.source_format, p.import_note
 FROM unnest(
     %(rel_paths)s::text[], %(content_hashes)s::text[], %(sizes)s::bigint[], %(chunks)s::integer[],
     %(errors)s::text[], %(merges)s::integer[], %(truncations)s::integer[],
-    %(sections)s::integer[]
+    %(sections)s::integer[], %(formats)s::text[], %(notes)s::text[]
 ) AS p(rel_path, content_hash, size_bytes, chunks, error, merges, breadcrumb_truncations,
-       sections)
+       sections, source_format, import_note)
 ON CONFLICT (source, rel_path) DO UPDATE
 SET recipe = excluded.recipe,
     content_hash = excluded.content_hash,
@@ -71,12 +71,15 @@ SET recipe = excluded.recipe,
     error = excluded.error,
     merges = excluded.merges,
     breadcrumb_truncations = excluded.breadcrumb_truncations,
-    sections = excluded.sections
+    sections = excluded.sections,
+    source_format = excluded.source_format,
+    import_note = excluded.import_note
 WHERE (d.recipe, d.content_hash, d.size_bytes, d.chunks, d.error, d.merges,
-       d.breadcrumb_truncations, d.sections)
+       d.breadcrumb_truncations, d.sections, d.source_format, d.import_note)
       IS DISTINCT FROM
       (excluded.recipe, excluded.content_hash, excluded.size_bytes, excluded.chunks,
-       excluded.error, excluded.merges, excluded.breadcrumb_truncations, excluded.sections);
+       excluded.error, excluded.merges, excluded.breadcrumb_truncations, excluded.sections,
+       excluded.source_format, excluded.import_note);
 
 -- name: reconcile_documents
 -- Document rows the run did not declare: documents that are not in the
@@ -203,6 +206,22 @@ LEFT JOIN (
     FROM content_chunks GROUP BY source
 ) c USING (source)
 ORDER BY s.source;
+
+-- name: status_formats
+-- Each source's ingested documents (failed ones apart) by what their files
+-- were (markdown, text, html, ...).
+SELECT source, source_format, count(*) AS documents
+FROM mdchunks_documents
+WHERE error IS NULL
+GROUP BY source, source_format
+ORDER BY source, count(*) DESC, source_format;
+
+-- name: remember_skipped
+-- The files the walk of this run did not take, by suffix (`status` shows them).
+UPDATE mdchunks_sources SET skipped_suffixes = %(skipped)s::jsonb WHERE source = %(source)s;
+
+-- name: status_skipped
+SELECT source, skipped_suffixes FROM mdchunks_sources ORDER BY source;
 
 -- name: status_recipes
 SELECT c.source, c.recipe, count(*) AS rows, r.spec

@@ -1,13 +1,21 @@
 """A document's text: the bytes of a file turned into the text every offset
 refers to, or a `DocumentProblem` that says why it cannot be (docs/plugin.md).
 
-The managed source reads its files defensively first (flow/source/files.py);
-a host app hands in the bytes it read itself.
+Markdown and plain text are decoded (`document_text`); HTML, DOCX and PDF
+are converted by their importer (mdchunks.importers, docs/importers.md), and
+the markdown they become is the document (`read_document`,
+`document_markdown`). The managed source reads its files defensively first
+(flow/source/files.py); a host app hands in the bytes it read itself.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import cocoindex as coco
 from mdchunks.heading_index import DocumentDecodeError, decode_document
+from mdchunks.importers.base import ConversionFailed
+from mdchunks.importers.registry import importer_for, importer_versions
 
 
 class DocumentProblem(Exception):
@@ -46,3 +54,39 @@ def document_text(data: bytes, invalid_utf8: str = "skip") -> str:
         return decode_document(data)
     except DocumentDecodeError as exc:
         raise DocumentProblem(str(exc)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentContent:
+    """A document's text and where it came from."""
+
+    text: str
+    source_format: str  # "markdown" (or plain text), else the importer's name
+    headings: int | None = None  # converted documents: headings recovered
+    note: str | None = None  # the importer's note (a PDF without outline)
+
+
+def read_document(data: bytes, name: str, invalid_utf8: str = "skip") -> DocumentContent:
+    """The document of a file's bytes: converted by the importer of its suffix
+    (`name` is a file name or a suffix), else decoded (`document_text`).
+    A file its importer cannot convert is a `DocumentProblem` naming the
+    format and the cause."""
+    importer = importer_for(name)
+    if importer is None:
+        return DocumentContent(document_text(data, invalid_utf8), "markdown")
+    try:
+        converted = importer.convert(data)
+    except ConversionFailed as exc:
+        raise DocumentProblem(f"{importer.name}: {exc}") from None
+    return DocumentContent(converted.text, importer.name, converted.headings, converted.note)
+
+
+@coco.fn(deps=importer_versions())
+def document_markdown(data: bytes, suffix: str) -> str:
+    """The markdown a host app chunks (`split_markdown`) for a file: the same
+    importers the `mdchunks` command runs, for `.html`, `.htm`, `.docx`,
+    `.pdf` (needs the `formats` extra); other suffixes are decoded as UTF-8
+    (`document_text`). Offsets of the chunks then count in this text.
+    The importers' versions are in its deps: a new importer version re-runs a
+    host's memoized function that calls it."""
+    return read_document(data, suffix).text

@@ -28,10 +28,13 @@ from mdchunks.heading_index.options import (
     option,
     options_of,
 )
+from mdchunks.importers.registry import available_suffixes, importer_for, importer_versions
 
 # Suffix (lower case) -> splitter language. Markdown is split on its syntax
 # and gets heading columns; plain text is split with `language=None` and keeps
-# NULL heading columns. The suffixes are also what the walk picks up.
+# NULL heading columns. The suffixes are also what the walk picks up, with
+# those of the importers whose libraries are installed (docs/importers.md):
+# their documents are the markdown they convert to.
 DEFAULT_LANGUAGES: tuple[tuple[str, str | None], ...] = (
     (".md", "markdown"),
     (".markdown", "markdown"),
@@ -127,6 +130,39 @@ class Recipe(ChunkOptions):
         None, help="The chosen chunker's version.", fingerprint="never", cli=False
     )
 
+    # The importers' versions, (name, version) pairs; None: the registry's.
+    # Not fingerprinted: a converted document's memo sees its own importer's
+    # version (flow/source/files.py), so a new importer version re-processes
+    # the files of that format and no other, under the same recipe.
+    importer_versions: tuple[tuple[str, str], ...] | None = option(
+        None, help="The importers' versions.", fingerprint="never", cli=False
+    )
+
+    @property
+    def effective_importer_versions(self) -> dict[str, str]:
+        versions = importer_versions()
+        versions.update(dict(self.importer_versions or ()))
+        return versions
+
+    def importer_version(self, rel_path: str) -> str | None:
+        """The version of the importer that converts this document (None: it is
+        read as it is)."""
+        importer = importer_for(rel_path)
+        return None if importer is None else self.effective_importer_versions[importer.name]
+
+    def importer_key(self, rel_path: str) -> str | None:
+        """`"<importer> <version>"` of a converted document, else None: what its
+        memo key adds (flow/source/files.py)."""
+        version = self.importer_version(rel_path)
+        return None if version is None else f"{self.source_format(rel_path)} {version}"
+
+    def source_format(self, rel_path: str) -> str:
+        """What the document was: its importer's name, else markdown or text."""
+        importer = importer_for(rel_path)
+        if importer is not None:
+            return importer.name
+        return "markdown" if self.language_for(rel_path) == "markdown" else "text"
+
     @property
     def effective_chunker_version(self) -> str | None:
         if self.chunker_version is not None:
@@ -140,8 +176,11 @@ class Recipe(ChunkOptions):
         )
 
     def language_for(self, rel_path: str) -> str | None:
-        """The splitter language of a document, by its suffix (case-insensitive)."""
+        """The splitter language of a document, by its suffix (case-insensitive):
+        a converted document is markdown."""
         suffix = PurePosixPath(rel_path).suffix.lower()
+        if importer_for(suffix) is not None:
+            return "markdown"
         return dict(self.languages).get(suffix)
 
     def is_markdown(self, rel_path: str) -> bool:
@@ -149,7 +188,10 @@ class Recipe(ChunkOptions):
 
     @property
     def suffixes(self) -> tuple[str, ...]:
-        return tuple(suffix for suffix, _ in self.languages)
+        """What the walk picks up: the language policy's suffixes and those of
+        the importers that can run here."""
+        own = tuple(suffix for suffix, _ in self.languages)
+        return own + tuple(suffix for suffix in available_suffixes() if suffix not in own)
 
     def uses_structure(self, rel_path: str) -> bool:
         """Whether the structure chunker splits this document (else the budget splitter)."""
@@ -192,6 +234,7 @@ class Recipe(ChunkOptions):
         data = asdict(self)
         data["languages"] = [[suffix, language] for suffix, language in self.languages]
         del data["chunker_version"]
+        data["importer_versions"] = self.effective_importer_versions
         version = self.effective_chunker_version
         if version is not None:
             data[f"{self.chunker}_chunker_version"] = version
@@ -213,6 +256,11 @@ class Recipe(ChunkOptions):
             known["heading_index_version"] = HEADING_INDEX_VERSION
         else:
             known["heading_index_version"] = str(known["heading_index_version"])
+        stored_importers = known.pop("importer_versions", None)
+        if not current_index and isinstance(stored_importers, dict):
+            known["importer_versions"] = tuple(
+                sorted((str(name), str(version)) for name, version in stored_importers.items())
+            )
         stored_version = data.get(f"{known.get('chunker', 'recursive')}_chunker_version")
         if not current_index and stored_version is not None:
             known["chunker_version"] = str(stored_version)

@@ -239,3 +239,7 @@ class DocumentRow:
     merges: Annotated[int, PgType("integer")] = 0
     breadcrumb_truncations: Annotated[int, PgType("integer")] = 0
     sections: Annotated[int, PgType("integer")] = 0  # its content_sections rows
+    # What the file was: "markdown", "text" or the importer's name (html, docx,
+    # pdf), and the importer's note (docs/importers.md).
+    source_format: str = "markdown"
+    import_note: str | None = None

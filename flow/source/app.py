@@ -39,7 +39,7 @@ from mdchunks.db import database
 from mdchunks.db.database import redact, scrub
 from mdchunks.errors import DatabaseUnavailable
 from mdchunks.plugin.chunking import chunk_markdown
-from mdchunks.plugin.documents import DocumentProblem, document_text
+from mdchunks.plugin.documents import DocumentContent, DocumentProblem, read_document
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
     CHUNKS_TABLE,
@@ -155,14 +155,19 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations)
 
 
-def _chunk_and_hash(
-    data: bytes, text: str, *, source: str, rel_path: str, recipe: Recipe
-) -> tuple[ChunkedDocument, str]:
-    # The hash too runs off the event loop: hashlib releases the GIL while it
-    # hashes, and the loop thread would then wait for a chunking thread to give
-    # the GIL back (seen as 20% of the loop's time on the rust-book x16).
+def _read_chunk_and_hash(
+    data: bytes, *, source: str, rel_path: str, recipe: Recipe
+) -> tuple[DocumentContent, ChunkedDocument, str]:
+    # Reading runs in the worker thread too: a converted document (HTML, DOCX,
+    # PDF) is parsed there, under the quarantine's guard, as the splitter runs
+    # (lxml is native code; pypdf is slow on some files). The hash too runs off
+    # the event loop: hashlib releases the GIL while it hashes, and the loop
+    # thread would then wait for a chunking thread to give the GIL back (seen
+    # as 20% of the loop's time on the rust-book x16).
+    content = read_document(data, rel_path, recipe.invalid_utf8)
     return (
-        chunk_document(text, source=source, rel_path=rel_path, recipe=recipe),
+        content,
+        chunk_document(content.text, source=source, rel_path=rel_path, recipe=recipe),
         hashlib.sha256(data).hexdigest(),
     )
 
@@ -190,20 +195,19 @@ async def process_document(
         raise DocumentTooLarge(too_large(len(data), run.max_doc_bytes))
     error: str | None = None
     chunked = ChunkedDocument()
+    content: DocumentContent | None = None
     try:
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
-        text = document_text(data, recipe.invalid_utf8)
         # In a worker thread, so that documents overlap (flow/source/offload.py).
-        chunked, content_hash = await run_off_loop(
+        content, chunked, content_hash = await run_off_loop(
             len(data),
             functools.partial(
                 # Marked in the run's journal while it runs (flow/source/quarantine.py).
                 run.quarantine.guard(
-                    rel_path, _chunk_and_hash, data=data, recipe=recipe.fingerprint()
+                    rel_path, _read_chunk_and_hash, data=data, recipe=recipe.fingerprint()
                 ),
                 data,
-                text,
                 source=source,
                 rel_path=rel_path,
                 recipe=recipe,
@@ -232,6 +236,8 @@ async def process_document(
             content_hash=content_hash,
             merges=chunked.merges,
             breadcrumb_truncations=chunked.breadcrumb_truncations,
+            source_format=recipe.source_format(rel_path),
+            import_note=None if content is None else content.note,
         )
     )
     if isinstance(file, DocumentFile):
@@ -263,6 +269,7 @@ async def app_main(source: str, recipe: Recipe) -> None:
                 ROOT, recursive=True, path_matcher=matcher(recipe.suffixes), live=True
             ).items(),
             max_bytes=run.max_doc_bytes,
+            importer_of=recipe.importer_key,
         )
     else:
         # The walk already happened (flow/source/listing.py): same filter, plus the
@@ -277,6 +284,7 @@ async def app_main(source: str, recipe: Recipe) -> None:
                     stat=entry.stat,
                     max_bytes=run.max_doc_bytes,
                     verify=run.verify,
+                    importer=recipe.importer_key(entry.rel_path),
                 ),
             )
             for entry in run.listing.entries

@@ -39,6 +39,11 @@ def remember(
         )
 
 
+def remember_skipped(conn: Connection, *, source: str, skipped: dict[str, int]) -> None:
+    """The files this run's walk did not take, by suffix, for `status`."""
+    conn.execute(QUERIES["remember_skipped"], {"source": source, "skipped": json.dumps(skipped)})
+
+
 def check_binding(
     conn: Connection, *, source: str, root: Path, named: bool, move: bool
 ) -> SourceRecord | None:

@@ -60,6 +60,7 @@ class DocumentFile(localfs.File):
         max_bytes: int,
         verify: bool = False,
         confined: bool = False,
+        importer: str | None = None,
     ) -> None:
         # No stat (live mode, where cocoindex's walk made the file object and
         # its memo state): the metadata is fetched if anything asks for it.
@@ -71,7 +72,18 @@ class DocumentFile(localfs.File):
         # the read refuses a link that leaves the root (the batch walk skips
         # them before: flow/source/listing.py).
         self._confined = confined
+        # A converted document (HTML, DOCX, PDF): its importer and version
+        # ("pdf 1"), part of its memo key (below).
+        self._importer = importer
         self.failure: str | None = None
+
+    def __coco_memo_key__(self) -> object:
+        """The file's key, and for a converted document its importer's version:
+        the recipe's fingerprint leaves the importers out, so a new version of
+        one re-processes the documents of that format and nothing else
+        (docs/importers.md). A markdown file's key is cocoindex's own."""
+        key = super().__coco_memo_key__()
+        return key if self._importer is None else (key, self._importer)
 
     async def _read_impl(self, size: int = -1) -> bytes:
         try:
@@ -200,15 +212,24 @@ class LiveDocuments:
     and the next batch run everything the watch had seen.
     """
 
-    def __init__(self, items: Any, *, max_bytes: int) -> None:
+    def __init__(
+        self, items: Any, *, max_bytes: int, importer_of: Callable[[str], str | None]
+    ) -> None:
         self._items = items
         self._max_bytes = max_bytes
+        self._importer_of = importer_of
 
     def _document(self, file: localfs.File) -> DocumentFile:
         # cocoindex types a walked file's path as the generic FilePath; a
         # localfs walk makes localfs.FilePath objects.
         path = cast(localfs.FilePath, file.file_path)
-        return DocumentFile(path, stat=None, max_bytes=self._max_bytes, confined=True)
+        return DocumentFile(
+            path,
+            stat=None,
+            max_bytes=self._max_bytes,
+            confined=True,
+            importer=self._importer_of(path.path.as_posix()),
+        )
 
     async def _documents(self) -> AsyncIterator[tuple[str, DocumentFile]]:
         async for key, file in self._items:

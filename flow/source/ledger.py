@@ -25,6 +25,10 @@ class Processed:
     merges: int = 0  # structure chunker: sections merged into an earlier section's chunk
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
     sections: int = 0  # its content_sections rows
+    # What the file was ("markdown", "text", or the importer's name) and what its
+    # importer noted (a PDF without outline); kept on its document row.
+    source_format: str = "markdown"
+    import_note: str | None = None
 
 
 @dataclass(slots=True)

@@ -7,7 +7,10 @@ documents like others; a file is a document when
 its suffix is one of the recipe's (`.md`, `.markdown`, `.mdx`, `.txt` by
 default, any case). Files and folders the walk cannot use are reported as
 failures naming the path and the cause: unreadable, broken or looping
-symlinks, and documents over the size limit (not read at all).
+symlinks, and documents over the size limit (not read at all). Files of
+any other suffix are counted by suffix (`Listing.unlisted`), from their
+names alone, so the summary names what was left out ("skipped: 3 .rst,
+1 .png") rather than leaving it out in silence.
 
 The result is sorted by `rel_path` (POSIX, relative to the root): the
 listing the reconciliation compares the table with.
@@ -67,6 +70,8 @@ class Listing:
     root: Path
     entries: list[Entry] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # Files the walk did not take, by suffix (lower case; "" for none).
+    unlisted: dict[str, int] = field(default_factory=dict)
 
     @property
     def rel_paths(self) -> list[str]:
@@ -130,6 +135,8 @@ def walk(
             if is_dir and (is_excluded_dir(child.name) or not match.is_dir_included(probe)):
                 continue
             if not is_dir and not match.is_file_included(probe):
+                suffix = probe.suffix.lower()
+                listing.unlisted[suffix] = listing.unlisted.get(suffix, 0) + 1
                 continue
             # Names stay as they are in the listing; whoever prints one escapes it.
             listed = rel.as_posix() + ("/" if is_dir else "")

@@ -139,6 +139,8 @@ def record_documents(
             "merges": [o.merges for o in outcomes],
             "truncations": [o.breadcrumb_truncations for o in outcomes],
             "sections": [o.sections for o in outcomes],
+            "formats": [o.source_format for o in outcomes],
+            "notes": [o.import_note for o in outcomes],
         },
     )
 

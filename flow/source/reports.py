@@ -5,8 +5,35 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mdchunks.importers.base import INSTALL_HINT
+from mdchunks.importers.registry import installable_suffixes
 from mdchunks.source import engine, listing
 from mdchunks.source.ledger import RunLedger
+
+# (suffix, count) pairs, most first: files a walk did not take; or (format,
+# count) pairs: documents by what their files were.
+Counts = tuple[tuple[str, int], ...]
+
+
+def counted(counts: dict[str, int]) -> Counts:
+    return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def describe_skipped(skipped: Counts) -> str:
+    """`3 .rst, 1 .png, 2 with no suffix`, and the extra to install when an
+    importer of it would take some of them; "" when nothing was skipped."""
+    if not skipped:
+        return ""
+    shown = ", ".join(f"{n} {suffix or 'with no suffix'}" for suffix, n in skipped)
+    installable = [suffix for suffix, _ in skipped if suffix in installable_suffixes()]
+    if installable:
+        shown += f" ({INSTALL_HINT} reads {', '.join(installable)})"
+    return shown
+
+
+def describe_formats(formats: Counts) -> str:
+    """`2 html, 1 pdf`: documents by the importer that converted them."""
+    return ", ".join(f"{n} {name}" for name, n in formats if name not in ("markdown", "text"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +92,11 @@ class IngestReport:
     vectors_long_input: str = ""
     vectors_max_tokens: int = 0
     vectors_indexed: bool = True
+    # Files the walk did not take, by suffix (docs/importers.md); documents this
+    # run converted, by importer; importers' notes on them (note, count).
+    skipped_suffixes: Counts = ()
+    converted: Counts = ()
+    import_notes: Counts = ()
 
     @property
     def failed(self) -> int:
@@ -102,6 +134,8 @@ class SourceStatus:
     chunks: int
     with_headings: int
     recipes: tuple[RecipeRows, ...]
+    formats: Counts = ()  # documents by what their files were
+    skipped_suffixes: Counts = ()  # files the last walk did not take
 
     @property
     def heading_share(self) -> float:
@@ -148,3 +182,18 @@ def failures_of(
         Failure(rel_path, cause, skipped=rel_path in not_read)
         for rel_path, cause in sorted(failures.items())
     )
+
+
+def converted_of(ledger: RunLedger) -> tuple[Counts, Counts]:
+    """Of the documents this run processed without error: those converted, by
+    importer, and the importers' notes, by note (`2 pdf: no outline ...`)."""
+    formats: dict[str, int] = {}
+    notes: dict[str, int] = {}
+    for outcome in ledger.processed.values():
+        if outcome.error is not None or outcome.source_format in ("markdown", "text"):
+            continue
+        formats[outcome.source_format] = formats.get(outcome.source_format, 0) + 1
+        if outcome.import_note:
+            note = f"{outcome.source_format}: {outcome.import_note}"
+            notes[note] = notes.get(note, 0) + 1
+    return counted(formats), counted(notes)

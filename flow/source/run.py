@@ -57,7 +57,7 @@ from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES, Recipe
 from mdchunks.retrieval import embedder, embedding, lexical
 from mdchunks.source import catalog, engine, listing, lock, quarantine, reconcile, state
 from mdchunks.source.ledger import Processed, RunLedger
-from mdchunks.source.reports import IngestReport, failures_of
+from mdchunks.source.reports import IngestReport, converted_of, counted, failures_of
 
 ProgressFn = engine.ProgressFn
 
@@ -128,6 +128,7 @@ def ingest(
         found = listing.walk(
             root_path, recipe.suffixes, max_doc_bytes, follow_outside_links=follow_outside_links
         )
+        catalog.remember_skipped(conn, source=source, skipped=found.unlisted)
         window = reconcile.begin(conn, source)
         # 6. the engine, then the reconciliation (healing lost state once)
         run_engine = _engine_runner(
@@ -156,6 +157,7 @@ def ingest(
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
 
     failures = failures_of(found, ledger, recorded)
+    converted, import_notes = converted_of(ledger)
     failed_paths = {failure.rel_path for failure in failures}
     processed = sum(
         1
@@ -199,6 +201,9 @@ def ingest(
         vectors_long_input=vectors.long_input,
         vectors_max_tokens=vectors.max_tokens,
         vectors_indexed=vectors.indexed,
+        skipped_suffixes=counted(found.unlisted),
+        converted=converted,
+        import_notes=import_notes,
     )
 
 

@@ -1,0 +1,98 @@
+"""A mixed folder ingested end to end (docs/importers.md): HTML, DOCX and
+PDF become rows whose offsets count in the converted markdown and whose
+headings are the documents' own; a file that cannot be converted fails
+alone; files no importer reads are counted by suffix in the summary and in
+`status`; a new importer version re-processes the files of its format only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import Ingest, RunCli
+from flow_checks import fetch
+from mdchunks.plugin.documents import read_document
+from mdchunks.plugin.recipe import Recipe
+
+from spikes import format_documents as documents
+
+
+def _mixed(root: Path) -> Path:
+    spec = documents.tender()
+    root.mkdir()
+    (root / "guide.md").write_text("# Guide\n\nSome text.\n\n## Install\n\nSteps.\n")
+    (root / "notes.txt").write_text("plain notes\n")
+    (root / "tender.html").write_bytes(documents.html_of(spec))
+    (root / "tender.docx").write_bytes(documents.docx_of(spec))
+    (root / "tender.pdf").write_bytes(documents.pdf_of(spec))
+    (root / "scan.pdf").write_bytes(documents.pdf_of(spec, outline=False))
+    (root / "broken.docx").write_bytes(b"not a zip")
+    (root / "index.rst").write_text("Title\n=====\n")
+    (root / "api.rst").write_text("API\n===\n")
+    (root / "logo.png").write_bytes(b"\x89PNG\r\n")
+    return root
+
+
+def test_a_mixed_folder_converts_counts_and_fails_alone(
+    ingest: Ingest, tmp_path: Path, database_url: str
+) -> None:
+    root = _mixed(tmp_path / "mixed")
+    # One chunk per section: every heading names a chunk.
+    small = {"chunker": "structure", "split_levels": 6, "min_chunk_size": 1}
+    report = ingest(root, recipe=Recipe(**small))
+
+    assert [(f.rel_path, f.cause.split(":")[0]) for f in report.failures] == [
+        ("broken.docx", "docx")
+    ]
+    assert report.processed == 6
+    assert report.skipped_suffixes == ((".rst", 2), (".png", 1))
+    assert report.converted == (("pdf", 2), ("docx", 1), ("html", 1))
+    assert report.import_notes == (("pdf: no outline (bookmarks): text without headings", 1),)
+
+    formats = {
+        d["rel_path"]: d["source_format"]
+        for d in fetch(database_url, "SELECT rel_path, source_format FROM mdchunks_documents")
+    }
+    assert formats == {
+        "guide.md": "markdown",
+        "notes.txt": "text",
+        "tender.html": "html",
+        "tender.docx": "docx",
+        "tender.pdf": "pdf",
+        "scan.pdf": "pdf",
+        "broken.docx": "docx",
+    }
+    rows = fetch(
+        database_url,
+        "SELECT rel_path, char_start, char_end, text, heading_path FROM content_chunks "
+        "ORDER BY rel_path, position",
+    )
+    expected_paths = [h.text for h in documents.tender().headings()]
+    for name in ("tender.html", "tender.docx", "tender.pdf", "scan.pdf"):
+        converted = read_document((root / name).read_bytes(), name).text
+        mine = [row for row in rows if row["rel_path"] == name]
+        assert mine, name
+        for row in mine:  # the converted markdown is the document
+            assert row["text"] == converted[row["char_start"] : row["char_end"]]
+        seen = {part for row in mine for part in row["heading_path"]}
+        if name == "scan.pdf":
+            assert seen == set()
+        else:
+            assert seen == set(expected_paths), name
+
+    # A new version of one importer re-processes that format's files alone.
+    again = ingest(root, recipe=Recipe(**small, importer_versions=(("pdf", "test-2"),)))
+    assert again.processed == 2 and again.converted == (("pdf", 2),)
+    assert again.unchanged == 4 and again.recipe == report.recipe
+    assert again.rows_deleted == 0
+
+
+def test_the_summary_and_status_name_what_was_skipped(run_cli: RunCli, tmp_path: Path) -> None:
+    root = _mixed(tmp_path / "mixed")
+    result = run_cli("ingest", str(root), "--source", "mixed")
+    assert result.code == 1  # broken.docx
+    assert "  converted: 2 pdf, 1 docx, 1 html; 1 pdf: no outline (bookmarks)" in result.out
+    assert "  skipped:   2 .rst, 1 .png (no importer reads them)" in result.out
+    assert "broken.docx: docx: not a DOCX (zip) package" in result.err
+    status = run_cli("status")
+    assert "converted: 2 pdf, 1 docx, 1 html" in status.out
+    assert "skipped by the last walk (not ingested): 2 .rst, 1 .png" in status.out
