@@ -424,3 +424,29 @@ def test_markdown_split_plain_splits_blind_but_keeps_heading_columns(
     ]
     assert all(r["heading_path"] and r["breadcrumb"] for r in rows)
     assert all(r["embed_text"].startswith(r["breadcrumb"]) for r in rows)
+
+
+def test_a_semantic_hit_names_the_section_nearest_the_query(
+    ingest: Ingest, database_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    # One chunk, three sections; the question is in other words than any of
+    # them, so only the vectors can tell which section answers.
+    root = tmp_path / "animals"
+    root.mkdir()
+    (root / "a.md").write_text(
+        "# Animals\n\nNotes on a few animals.\n\n"
+        "## Owls\n\nOwls hunt small rodents at night and see well in the dark.\n\n"
+        "## Whales\n\nWhales are marine mammals that breathe air through a blowhole.\n",
+        encoding="utf-8",
+    )
+    ingest(root, recipe=EMBED)
+    for query, heading in (
+        ("which sea creature surfaces to take a breath", "Whales"),
+        ("nocturnal birds of prey", "Owls"),
+    ):
+        (hit,) = mdchunks.search(
+            query, k=1, method="semantic", database_url=database_url, data_dir=data_dir
+        )
+        assert hit.stored_breadcrumb == "Animals"  # where the one chunk starts
+        assert hit.matched_section is not None and hit.matched_section.held == 3
+        assert hit.breadcrumb == f"Animals > {heading}"

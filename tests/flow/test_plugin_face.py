@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "chunks_with_word_count.py"
 COLUMNS = (
     "id, rel_path, position, char_start, char_end, text, heading_text, heading_level, "
-    "heading_path, parent_chunk_id, breadcrumb, embed_text, recipe"
+    "heading_path, parent_chunk_id, breadcrumb, embed_text, recipe, section_ids"
 )
 
 
@@ -336,7 +336,7 @@ def test_a_host_table_of_an_older_release_is_refused_then_upgraded_to_the_clis_r
     assert ingest(docs).ok
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute(mdchunks.chunk_table_sql("doc_chunks"))
-        conn.execute("ALTER TABLE doc_chunks DROP COLUMN table_header")
+        conn.execute("ALTER TABLE doc_chunks DROP COLUMN table_header, DROP COLUMN section_ids")
         # (and, as the release before that, no line columns and their check)
         conn.execute("ALTER TABLE doc_chunks DROP COLUMN start_line, DROP COLUMN end_line")
         conn.execute('DROP TRIGGER "doc_chunks_chunk_columns" ON doc_chunks')
@@ -350,8 +350,9 @@ def test_a_host_table_of_an_older_release_is_refused_then_upgraded_to_the_clis_r
     refused = subprocess.run(example, env=env, capture_output=True, text=True)
     assert refused.returncode != 0
     assert (
-        'table "doc_chunks" lacks the column(s) table_header, start_line, end_line that its '
-        "rows write: it was made by an older chunk_table_sql (to bring it up to date: run the "
+        'table "doc_chunks" lacks the column(s) table_header, start_line, end_line, section_ids '
+        "that its rows write: it was made by an older chunk_table_sql (to bring it up to date: "
+        "run the "
         "SQL of mdchunks.chunk_table_upgrade_sql('doc_chunks'))"
     ) in refused.stderr
     with psycopg.connect(database_url, autocommit=True) as conn:
@@ -376,3 +377,79 @@ def test_a_host_table_of_an_older_release_is_refused_then_upgraded_to_the_clis_r
         host_rows = conn.execute(f"SELECT {COLUMNS} FROM doc_chunks ORDER BY 2, 3").fetchall()
     assert len(cli_rows) > 20
     assert host_rows == cli_rows
+
+
+def test_the_hosts_section_table_sql_is_content_sections_under_another_name(
+    ingest: Ingest, docs: Path, database_url: str
+) -> None:
+    ingest(docs)  # applies our migrations
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.section_table_sql("host_sections"))
+        ours = _relation_shape(conn, "content_sections")
+        theirs = _relation_shape(conn, "host_sections")
+    assert theirs == ours
+
+
+_SECTIONS_HOST = textwrap.dedent(
+    """
+    import asyncio, pathlib, sys
+    import asyncpg, cocoindex as coco, mdchunks
+    from cocoindex.connectors import localfs
+    from cocoindex.resources.file import PatternFilePathMatcher
+
+    root, url = pathlib.Path(sys.argv[1]), sys.argv[2]
+    DB = coco.ContextKey[asyncpg.Pool]("host_sections_db")
+    DOCS = coco.ContextKey[pathlib.Path]("host_sections_docs")
+
+    @coco.lifespan
+    async def lifespan(builder):
+        async with asyncpg.create_pool(url) as pool:
+            builder.provide(DB, pool)
+            builder.provide(DOCS, root)
+            yield
+
+    @coco.fn
+    async def app_main():
+        chunks = await mdchunks.mount_chunk_table(DB, "h_chunks")
+        sections = await mdchunks.mount_section_table(DB, "h_sections")
+        files = localfs.walk_dir(
+            DOCS, recursive=True, path_matcher=PatternFilePathMatcher(included_patterns=["**/*.md"])
+        )
+        await coco.mount_each(
+            mdchunks.process_markdown_file, files.items(), chunks, "docs",
+            mdchunks.ChunkOptions(), sections,
+        )
+
+    coco.App(coco.AppConfig(name="HostSections"), app_main).update_blocking()
+    """
+)
+
+
+def test_the_ready_made_function_writes_the_clis_section_rows(
+    docs: Path, ingest: Ingest, database_url: str, tmp_path: Path
+) -> None:
+    assert ingest(docs).ok
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.chunk_table_sql("h_chunks"))
+        conn.execute(mdchunks.section_table_sql("h_sections"))
+    script = tmp_path / "host_sections.py"
+    script.write_text(_SECTIONS_HOST)
+    env = _host_env(database_url, tmp_path / "host-state")
+    subprocess.run(
+        [sys.executable, str(script), str(docs), database_url],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    columns = "id, rel_path, ordinal, heading_path, char_start, char_end, gap_texts, recipe"
+    with psycopg.connect(database_url) as conn:
+        cli = conn.execute(
+            f"SELECT {columns} FROM content_sections WHERE source = 'docs' ORDER BY 2, 3"
+        ).fetchall()
+        host = conn.execute(f"SELECT {columns} FROM h_sections ORDER BY 2, 3").fetchall()
+        listed = conn.execute(
+            "SELECT count(*) FROM h_chunks WHERE cardinality(section_ids) > 0"
+        ).fetchone()
+    assert len(cli) > 50 and host == cli
+    assert listed and listed[0] > 20
