@@ -93,6 +93,24 @@ def database_options(command: F) -> F:
     return command
 
 
+def table_options(command: F) -> F:
+    """`--table`, `--pg-schema`: read a host's own chunk table (docs/plugin.md)."""
+    command = click.option(
+        "--pg-schema",
+        metavar="NAME",
+        default=None,
+        help="The schema of --table [default: the search path's].",
+    )(command)
+    command = click.option(
+        "--table",
+        metavar="NAME",
+        default=None,
+        help="Read a host app's own chunk table (made by mdchunks.chunk_table_sql) instead "
+        "of content_chunks: BM25 only, statistics counted live.",
+    )(command)
+    return command
+
+
 lock_wait_option = click.option(
     "--lock-wait",
     type=click.FloatRange(min=0),
@@ -475,6 +493,13 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "never compared): a folder or an installed model package, as `ingest --embed-model` "
     "took it [default: the model the searched chunks have vectors of]."
 )
+@click.option(
+    "--path-prefix",
+    metavar="PREFIX",
+    default=None,
+    help="Only documents whose path (relative to the source's root) starts with PREFIX.",
+)
+@table_options
 @database_options
 def search(
     query: str,
@@ -485,6 +510,9 @@ def search(
     expand: str,
     as_json: bool,
     embed_model: str | None,
+    path_prefix: str | None,
+    table: str | None,
+    pg_schema: str | None,
     database_url: str | None,
     data_dir: Path | None,
 ) -> None:
@@ -505,6 +533,9 @@ def search(
         data_dir=data_dir,
         expand=expand,
         embed_model=embed_model,
+        path_prefix=path_prefix,
+        table=table,
+        pg_schema=pg_schema,
     )
     if as_json:
         for hit in found:
@@ -533,6 +564,108 @@ def search(
             else:
                 out.print(f"        [dim]parent #{parent.position}:[/dim]")
                 out.print(escape(parent.text))
+
+
+@cli.command()
+@click.argument("source")
+@click.argument("rel_path")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object: the headings, in order.")
+@table_options
+@database_options
+def outline(
+    source: str,
+    rel_path: str,
+    as_json: bool,
+    table: str | None,
+    pg_schema: str | None,
+    database_url: str | None,
+    data_dir: Path | None,
+) -> None:
+    """The heading tree of one document (REL_PATH as search hits name it), from its
+    stored chunks: each heading indented by its level, with the lines of its
+    section."""
+    found = api.outline(
+        source,
+        rel_path,
+        table=table,
+        pg_schema=pg_schema,
+        database_url=database_url,
+        data_dir=data_dir,
+    )
+    if as_json:
+        headings = [
+            {
+                "section_id": str(h.section_id),
+                "level": h.level,
+                "text": h.text,
+                "heading_path": list(h.heading_path),
+                "start_line": h.start_line,
+                "end_line": h.end_line,
+            }
+            for h in found.headings
+        ]
+        record = {"source": source, "rel_path": rel_path, "lines": found.lines}
+        click.echo(json.dumps({**record, "headings": headings}, ensure_ascii=False))
+        return
+    if not found.headings:
+        out.print(f"{escape(shown(rel_path))}: no headings ({found.lines} lines)")
+        return
+    for h in found.headings:
+        out.print(
+            f"{'  ' * (h.level - 1)}{escape(shown(h.text))}  "
+            f"[dim]L{h.start_line}-L{h.end_line}[/dim]"
+        )
+
+
+@cli.command()
+@click.option(
+    "--http",
+    "http",
+    metavar="HOST:PORT",
+    default=None,
+    help="Serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio. Loopback "
+    "(127.0.0.1) unless told otherwise; any other address needs a bearer token in "
+    "$MDCHUNKS_MCP_TOKEN, which clients send as `Authorization: Bearer TOKEN`.",
+)
+@table_options
+@database_options
+def mcp(
+    http: str | None,
+    table: str | None,
+    pg_schema: str | None,
+    database_url: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Serve the index to agents: a Model Context Protocol server (stdio by default)
+    with the tools search, outline, read_section, read_chunk and list_sources.
+    Read-only (a role with only SELECT is enough). The embedding model is loaded
+    once, at start, so semantic and hybrid searches cost what the search costs.
+    Needs the mcp extra (pip install 'mdchunks[mcp]'); docs/mcp.md."""
+    try:
+        from mdchunks.mcp import serve, server
+    except ImportError as exc:
+        raise UsageError(
+            f"mdchunks mcp needs the mcp extra: pip install 'mdchunks[mcp]' ({exc})"
+        ) from None
+    address = None if http is None else serve.parse_address(http)
+    token = None
+    if address is not None:
+        token = serve.check_token(address, os.environ.get(serve.TOKEN_VARIABLE))
+    settings = server.Settings(database_url, data_dir, table, pg_schema)
+    api.list_sources(**settings.where())  # where to read, checked before serving: one line
+    threading.Thread(target=_warm_up, args=(settings,), daemon=True, name="warm-up").start()
+    if address is None:
+        serve.run_stdio(server.build(settings))
+    else:
+        err.print(f"mdchunks mcp: serving http://{address.host}:{address.port}/mcp")
+        serve.run_http(server.build(settings), address, token)
+
+
+def _warm_up(settings: Any) -> None:
+    # Off the serving thread: the client's handshake is answered at once, and a
+    # model that cannot load is the first semantic search's error, not the server's.
+    with contextlib.suppress(Exception):
+        api.warm_up(**settings.where())
 
 
 @cli.command("migrate")

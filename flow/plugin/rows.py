@@ -43,6 +43,12 @@ def chunk_id(source: str, rel_path: str, position: int) -> uuid.UUID:
     return uuid.uuid5(NAMESPACE, f"chunk:{source}:{rel_path}:{position}")
 
 
+def section_id(source: str, rel_path: str, ordinal: int) -> uuid.UUID:
+    """The id of a document's section (docs/mcp.md): its ordinal in document
+    order, the preamble (when not blank) first, over the same namespace."""
+    return uuid.uuid5(NAMESPACE, f"section:{source}:{rel_path}:{ordinal}")
+
+
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
     """One chunk: `text == document[char_start:char_end]` (code-point offsets)."""
