@@ -60,7 +60,10 @@ _EXPORTS: dict[str, str] = {
     "ingest": "mdchunks.api",
     "migrate_database": "mdchunks.api",
     "search": "mdchunks.api",
+    "list_sources": "mdchunks.api",
     "outline": "mdchunks.api",
+    "read_chunk": "mdchunks.api",
+    "read_section": "mdchunks.api",
     "status": "mdchunks.api",
     "MdchunksError": "mdchunks.errors",
     "Recipe": "mdchunks.plugin.recipe",
@@ -98,8 +101,11 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.api import backfill as backfill
     from mdchunks.api import drop as drop
     from mdchunks.api import ingest as ingest
+    from mdchunks.api import list_sources as list_sources
     from mdchunks.api import migrate_database as migrate_database
     from mdchunks.api import outline as outline
+    from mdchunks.api import read_chunk as read_chunk
+    from mdchunks.api import read_section as read_section
     from mdchunks.api import search as search
     from mdchunks.api import status as status
     from mdchunks.errors import MdchunksError as MdchunksError

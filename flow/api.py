@@ -21,7 +21,7 @@ import contextlib
 import json
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,9 @@ from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
 from mdchunks.plugin.recipe import Recipe
-from mdchunks.retrieval import embedder, embedding, hits, rankings, sections, snippets
+from mdchunks.plugin.rows import section_id as section_id_of
+from mdchunks.retrieval import embedder, embedding, hits, rankings, rebuilt, sections, snippets
+from mdchunks.retrieval.tables import ChunkTable, chunk_table, require_table
 from mdchunks.source import engine, lock, quarantine, state
 from mdchunks.source.catalog import check_source_name, default_source_name
 from mdchunks.source.reports import (
@@ -48,24 +50,32 @@ from mdchunks.source.reports import (
 from mdchunks.source.run import backfill, ingest, watch
 
 __all__ = [
+    "ChunkRead",
     "DropReport",
     "Failure",
     "IngestReport",
     "ProgressFn",
     "RecipeRows",
     "SearchHit",
+    "SectionRead",
     "SourceStatus",
+    "SourceSummary",
     "StatusReport",
+    "StoredChunk",
     "backfill",
     "check_source_name",
     "default_source_name",
     "drop",
     "ingest",
+    "list_sources",
     "migrate_database",
     "outline",
+    "read_chunk",
+    "read_section",
     "search",
     "source_exists",
     "status",
+    "warm_up",
     "watch",
 ]
 
@@ -192,6 +202,9 @@ def search(
     data_dir: Path | None = None,
     expand: str = hits.DEFAULT_EXPANSION,
     embed_model: str | None = None,
+    table: str | None = None,
+    pg_schema: str | None = None,
+    path_prefix: str | None = None,
 ) -> list[SearchHit]:
     """Search the chunks (flow/retrieval/rankings.py): `bm25`, BM25 over heading path
     and text (English stemming), chunks with any word (`match="any"`) or every
@@ -202,7 +215,10 @@ def search(
     fusion of the two; None (the default): hybrid when the searched chunks
     have vectors, else bm25. `rank` is the method's score. `expand`:
     `section` adds each hit's section rebuilt from its stored chunks,
-    `parent` its parent chunk's row (flow/retrieval/hits.py)."""
+    `parent` its parent chunk's row (flow/retrieval/hits.py). `table` (and
+    `pg_schema`): a host's own table made by `chunk_table_sql` instead of
+    ours, searched by BM25 with statistics counted live (flow/retrieval/tables.py).
+    `path_prefix`: only documents whose rel_path starts with it."""
     if not query.strip():
         raise UsageError("the search query is empty")
     if k < 1:
@@ -211,15 +227,15 @@ def search(
     if expand not in hits.EXPANSIONS:
         raise UsageError(f"unknown expansion {expand!r} (known: {', '.join(hits.EXPANSIONS)})")
     model = None if embed_model is None else embedder.model_key(embed_model)
-    if method not in (None, "bm25"):
+    searched = chunk_table(table, pg_schema)
+    if method not in (None, "bm25") and searched.managed:
         embedder.require_extra(model or embedder.DEFAULT_MODEL)
-    db = database.resolve(database_url, data_dir, create=False)
-    with _reading(db, source) as conn:
+    with _reading(searched, database_url, data_dir, source) as (conn, _db):
         if method is None:
-            method = rankings.choose_method(conn, source)
+            method = rankings.choose_method(conn, source, searched)
         key: str | None = None
         query_vector = None
-        if method != "bm25":  # the query's vector, for the ranking and the matched sections
+        if method != "bm25" and searched.managed:  # for the ranking and the matched sections
             key = embedding.search_model(conn, source, model)
             embedder.require_extra(key)
             query_vector = embedder.encode_query(query, key)
@@ -231,13 +247,15 @@ def search(
                 source=source,
                 method=method,
                 match=match,
-                model=key,
+                model=key or model,
                 query_vector=query_vector,
+                table=searched,
+                path_prefix=path_prefix or None,
             )
             shown = {
                 row[0]: row[1:]
                 for row in conn.execute(
-                    rankings.hits_sql(match),
+                    rankings.hits_sql(match, searched),
                     {
                         "query": query,
                         "ids": [hit.id for hit in ranked],
@@ -250,14 +268,20 @@ def search(
                 f"the query is too long for PostgreSQL's text search "
                 f"({len(query.split()):,} words); search with fewer words"
             ) from None
-        matched = sections.matched_sections(
-            conn,
-            [hit.id for hit in ranked],
-            query=query,
-            source=source,
-            lexical_first=method != "semantic",
-            query_vector=query_vector,
-            model=key,
+        # The sections a hit names live in our sections table; a host's chunk
+        # table is named by its chunks' own heading columns.
+        matched = (
+            sections.matched_sections(
+                conn,
+                [hit.id for hit in ranked],
+                query=query,
+                source=source,
+                lexical_first=method != "semantic",
+                query_vector=query_vector,
+                model=key,
+            )
+            if searched.managed
+            else {}
         )
         expanded, parents = hits.expansions(
             conn,
@@ -267,12 +291,13 @@ def search(
                 if not (expand == "section" and i in matched)
             },
             expand,
+            searched,
         )
         if expand == "section":  # the matched section, exactly, from the stored rows
             for chunk_id, match_of in matched.items():
-                rebuilt = sections.section_text(conn, match_of.section.id)
-                if rebuilt is not None:
-                    ref, text, chunks = rebuilt
+                found_text = sections.section_text(conn, match_of.section.id)
+                if found_text is not None:
+                    ref, text, chunks = found_text
                     expanded[chunk_id] = hits.Section(
                         ref.char_start, ref.char_end, ref.heading_path, text, chunks
                     )
@@ -315,27 +340,326 @@ def search(
     return found
 
 
-# -- outline ----------------------------------------------------------------------------
+# -- reading: sources, chunks, outlines, sections ---------------------------------------
+# What an agent reads (the MCP server's tools, flow/mcp/server.py), over our table or a
+# host's (`table`, `pg_schema`). Read-only: SELECT is all they need.
+
+MAX_NEIGHBOURS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSummary:
+    source: str
+    documents: int
+    chunks: int
+    with_headings: int  # chunks under a heading (the rest are preambles or plain text)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    id: uuid.UUID
+    source: str
+    rel_path: str
+    position: int
+    char_start: int
+    char_end: int
+    start_line: int | None
+    end_line: int | None
+    heading_path: tuple[str, ...]
+    breadcrumb: str | None  # the stored one; None for a preamble
+    parent_chunk_id: uuid.UUID | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRead:
+    chunk: StoredChunk
+    before: tuple[StoredChunk, ...]  # its document's chunks just before it, in order
+    after: tuple[StoredChunk, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRead:
+    source: str
+    rel_path: str
+    section_id: uuid.UUID
+    heading_path: tuple[str, ...]  # () for the preamble
+    start_line: int
+    end_line: int
+    char_start: int
+    char_end: int
+    text: str  # the whole section, or its first max_chars characters
+    omitted_chars: int  # what max_chars left out (0: the text is whole)
+
+
+def list_sources(
+    *,
+    table: str | None = None,
+    pg_schema: str | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+) -> tuple[SourceSummary, ...]:
+    """The sources of the chunk table, with their documents and chunks."""
+    with _reading(chunk_table(table, pg_schema), database_url, data_dir) as (conn, _db):
+        return tuple(
+            SourceSummary(str(name), int(documents), int(chunks), int(headed))
+            for name, documents, chunks, headed in conn.execute(
+                chunk_table(table, pg_schema).query("chunk_sources")
+            )
+        )
+
+
+def read_chunk(
+    chunk_id: uuid.UUID | str,
+    *,
+    neighbours: int = 0,
+    table: str | None = None,
+    pg_schema: str | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+) -> ChunkRead:
+    """One chunk by id, with up to `neighbours` chunks of its document on each side."""
+    try:
+        wanted = chunk_id if isinstance(chunk_id, uuid.UUID) else uuid.UUID(str(chunk_id))
+    except ValueError:
+        raise UsageError(f"chunk id {str(chunk_id)[:80]!r} is not a uuid") from None
+    if not 0 <= neighbours <= MAX_NEIGHBOURS:
+        raise UsageError(f"neighbours must be 0 to {MAX_NEIGHBOURS} (got {neighbours})")
+    searched = chunk_table(table, pg_schema)
+    with _reading(searched, database_url, data_dir) as (conn, _db):
+        rows = conn.execute(
+            searched.query("chunk_with_neighbours"), {"id": wanted, "neighbours": neighbours}
+        ).fetchall()
+    chunks = [_stored_chunk(row) for row in rows]
+    index = next((i for i, chunk in enumerate(chunks) if chunk.id == wanted), None)
+    if index is None:
+        raise UsageError(f"no chunk with id {wanted} in {searched.shown}")
+    return ChunkRead(chunks[index], tuple(chunks[:index]), tuple(chunks[index + 1 :]))
 
 
 def outline(
     rel_path: str | None = None,
     *,
     source: str | None = None,
+    table: str | None = None,
+    pg_schema: str | None = None,
     database_url: str | None = None,
     data_dir: Path | None = None,
 ) -> list[sections.DocumentOutline]:
-    """Documents' heading trees from the sections table (docs/sections.md): of
-    `rel_path` (in `source`, or in every source that has it), else of every
-    document of `source` (None: of every source), by source and path. Each
-    section with its level, lines, parent and how many chunks hold it."""
-    db = database.resolve(database_url, data_dir, create=False)
-    with _reading(db, source) as conn:
+    """Documents' heading trees (docs/sections.md): of `rel_path` (in `source`,
+    or in every source that has it), else of every document of `source` (None:
+    of every source), by source and path; each section with its level, lines,
+    parent and how many chunks hold it. From the sections table; a host's table
+    (`table`, which has none) names `source` and `rel_path`, and its outline is
+    rebuilt from its chunks (flow/retrieval/rebuilt.py)."""
+    searched = chunk_table(table, pg_schema)
+    if not searched.managed and (source is None or rel_path is None):
+        raise UsageError("the outline of a host's table names its source and a document")
+    with _reading(searched, database_url, data_dir, source) as (conn, _db):
+        if not searched.managed:
+            assert source is not None and rel_path is not None
+            return [_rebuilt_outline(conn, searched, source, rel_path)]
         found = sections.outline(conn, source=source, rel_path=rel_path)
     if rel_path is not None and not found:
         where = f"source {source!r}" if source is not None else "any source"
         raise UsageError(f"no document {rel_path!r} in {where} (`mdchunks status` lists them)")
     return found
+
+
+def _rebuilt_outline(
+    conn: Connection, table: ChunkTable, source: str, rel_path: str
+) -> sections.DocumentOutline:
+    """A host table's document outline, from its chunks (no sections table)."""
+    spans = _document(conn, table, source, rel_path).sections
+    ids = {span.heading_path: section_id_of(source, rel_path, span.ordinal) for span in spans}
+    entries = []
+    for span in spans:
+        ref = sections.SectionRef(
+            id=ids[span.heading_path],
+            ordinal=span.ordinal,
+            heading_text=span.heading_path[-1] if span.heading_path else None,
+            heading_level=span.level or None,
+            heading_path=span.heading_path,
+            breadcrumb=render_breadcrumb(span.heading_path)[0] or None,
+            char_start=span.char_start,
+            char_end=span.char_end,
+            start_line=span.start_line,
+            end_line=span.end_line,
+        )
+        parent = ids.get(span.heading_path[:-1]) if len(span.heading_path) > 1 else None
+        entries.append(sections.OutlineEntry(ref, parent, chunks=0))
+    return sections.DocumentOutline(source, rel_path, tuple(entries))
+
+
+def read_section(
+    source: str,
+    rel_path: str,
+    *,
+    heading_path: tuple[str, ...] | list[str] | None = None,
+    section_id: uuid.UUID | str | None = None,
+    max_chars: int | None = None,
+    table: str | None = None,
+    pg_schema: str | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+) -> SectionRead:
+    """A whole section: `document[heading start : section_end]` (its subsections
+    included), by its heading path (`[]`: the preamble) or its section id
+    (`outline` lists both); cut at `max_chars` with `omitted_chars` saying how
+    much was left out."""
+    if (heading_path is None) == (section_id is None):
+        raise UsageError("name the section by heading_path or by section_id (one of them)")
+    if max_chars is not None and max_chars < 1:
+        raise UsageError(f"max_chars must be at least 1 (got {max_chars})")
+    searched = chunk_table(table, pg_schema)
+    with _reading(searched, database_url, data_dir, source) as (conn, _db):
+        if searched.managed:  # exactly, from the sections table (docs/sections.md)
+            return _stored_section(conn, source, rel_path, heading_path, section_id, max_chars)
+        document = _document(conn, searched, source, rel_path)
+    if heading_path is not None:
+        span = rebuilt.find(document.sections, heading_path)
+        if span is None:
+            known = [" > ".join(s.heading_path) for s in document.sections if s.heading_path]
+            raise UsageError(
+                f"{rel_path}: no section with heading path {list(heading_path)!r} "
+                f"({len(known)} headings; `outline` lists them)"
+            )
+    else:
+        ids = {str(section_id_of(source, rel_path, s.ordinal)): s for s in document.sections}
+        found = ids.get(str(section_id).strip().lower())
+        if found is None:
+            raise UsageError(f"{rel_path}: no section with id {str(section_id)[:80]!r}")
+        span = found
+    text = document.section_text(span)
+    shown_text = text if max_chars is None else text[:max_chars]
+    return SectionRead(
+        source,
+        rel_path,
+        section_id_of(source, rel_path, span.ordinal),
+        span.heading_path,
+        span.start_line,
+        span.end_line,
+        span.char_start,
+        span.char_end,
+        shown_text,
+        len(text) - len(shown_text),
+    )
+
+
+def _stored_section(
+    conn: Connection,
+    source: str,
+    rel_path: str,
+    heading_path: Sequence[str] | None,
+    section_id: uuid.UUID | str | None,
+    max_chars: int | None,
+) -> SectionRead:
+    if heading_path is not None:
+        candidates = sections.find_section(conn, source, rel_path, heading_path)
+        if not candidates:
+            if not sections.outline(conn, source=source, rel_path=rel_path):
+                raise UsageError(
+                    f"no document {rel_path[:200]!r} in source {source!r} "
+                    "(search hits name their rel_path)"
+                )
+            raise UsageError(
+                f"{rel_path}: no section with heading path {list(heading_path)!r} "
+                "(`outline` lists them)"
+            )
+        wanted = candidates[0].id
+    else:
+        try:
+            wanted = uuid.UUID(str(section_id).strip())
+        except ValueError:
+            raise UsageError(f"{rel_path}: no section with id {str(section_id)[:80]!r}") from None
+    found = sections.section_text(conn, wanted)
+    if found is None or section_id_of(source, rel_path, found[0].ordinal) != found[0].id:
+        raise UsageError(f"{rel_path}: no section with id {str(section_id)[:80]!r}")
+    ref, text, _chunks = found
+    shown_text = text if max_chars is None else text[:max_chars]
+    return SectionRead(
+        source,
+        rel_path,
+        ref.id,
+        ref.heading_path,
+        ref.start_line,
+        ref.end_line,
+        ref.char_start,
+        ref.char_end,
+        shown_text,
+        len(text) - len(shown_text),
+    )
+
+
+def warm_up(
+    *,
+    table: str | None = None,
+    pg_schema: str | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+) -> tuple[str, ...]:
+    """Load the embedding models of the stored vectors (once per process:
+    flow/retrieval/embedder.py caches them), so that the first semantic or
+    hybrid search costs what the search costs. The keys loaded; none when the
+    chunks have no vectors or the embed extra is missing."""
+    searched = chunk_table(table, pg_schema)
+    if not searched.managed:
+        return ()
+    with _reading(searched, database_url, data_dir) as (conn, _db):
+        models = sorted({model for _, model in embedding.models_of(conn, None)})
+    usable = [model for model in models if embedder.extra_problem(model) is None]
+    for model in usable:
+        embedder.load(model)
+    return tuple(usable)
+
+
+def _stored_chunk(row: tuple[Any, ...]) -> StoredChunk:
+    id_, src, rel_path, position, start, end, first, last, path, crumb, parent, text = row
+    return StoredChunk(
+        id_,
+        src,
+        rel_path,
+        int(position),
+        int(start),
+        int(end),
+        first,
+        last,
+        tuple(path or ()),
+        crumb,
+        parent,
+        text,
+    )
+
+
+def _document(conn: Connection, table: ChunkTable, source: str, rel_path: str) -> rebuilt.Document:
+    document = rebuilt.document(conn, table, source, rel_path)
+    if document is None:
+        raise UsageError(
+            f"no document {rel_path[:200]!r} in source {source!r} (search hits name their rel_path)"
+        )
+    return document
+
+
+@contextlib.contextmanager
+def _reading(
+    table: ChunkTable,
+    database_url: str | None,
+    data_dir: Path | None,
+    source: str | None = None,
+) -> Iterator[tuple[Connection, database.Database]]:
+    """A session for reading `table` (of `source`, when named), each mistake of
+    where one line: nothing ingested, no such table, no such source, no rows.
+    Ours needs the schema; a host's table needs only to be there."""
+    db = database.resolve(database_url, data_dir, create=False)
+    if table.managed:
+        _require_schema(db)
+    with database.connect(db.url) as conn:
+        if not table.managed:
+            require_table(conn, table, db.display)
+        if source is not None:
+            _require_source(conn, source, table)
+        _require_chunks(conn, db, source, table)
+        yield conn, db
 
 
 # -- migrate, drop ---------------------------------------------------------------------
@@ -380,9 +704,18 @@ def drop(
     return DropReport(source, int(chunks), int(documents), removed)
 
 
-def _require_source(conn: Connection, source: str) -> None:
+def _require_source(conn: Connection, source: str, table: ChunkTable | None = None) -> None:
     """A `UsageError` (exit 2) for a source the database does not know, as every
     command that takes `--source` answers."""
+    if table is not None and not table.managed:  # a host's table: its rows are its sources
+        found = conn.execute(table.query("has_chunks"), {"source": source}).fetchone()
+        if not (found and found[0]):
+            known = [str(r[0]) for r in conn.execute(table.query("chunk_sources"))]
+            raise UsageError(
+                f"unknown source {source!r} in table {table.shown} "
+                f"(known sources: {', '.join(known) or 'none'})"
+            )
+        return
     row = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM mdchunks_sources WHERE source = %(s)s) "
         "OR EXISTS (SELECT 1 FROM content_chunks WHERE source = %(s)s)",
@@ -410,18 +743,6 @@ def source_exists(
 # -- helpers --------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _reading(db: database.Database, source: str | None) -> Iterator[Connection]:
-    """A connection to read `source` (None: every source) with, once the schema,
-    the source and some chunks are known to be there (one line otherwise)."""
-    _require_schema(db)
-    with database.connect(db.url) as conn:
-        if source is not None:
-            _require_source(conn, source)
-        _require_chunks(conn, db, source)
-        yield conn
-
-
 def _require_schema(db: database.Database) -> None:
     todo = migrate.pending(db.url)
     if len(todo) == len(migrate.migration_ids()):  # mdchunks never wrote here
@@ -433,11 +754,16 @@ def _require_schema(db: database.Database) -> None:
         )
 
 
-def _require_chunks(conn: Connection, db: database.Database, source: str | None) -> None:
+def _require_chunks(
+    conn: Connection, db: database.Database, source: str | None, table: ChunkTable | None = None
+) -> None:
     """A search over no rows at all is a mistake of where, not a miss."""
-    row = conn.execute(QUERIES["has_chunks"], {"source": source}).fetchone()
+    searched = table or ChunkTable()
+    row = conn.execute(searched.query("has_chunks"), {"source": source}).fetchone()
     if row and row[0]:
         return
+    if not searched.managed:
+        raise UsageError(f"the table {searched.shown} in {db.display} holds no chunks yet")
     if source is None:
         raise UsageError(f"nothing ingested yet in {db.display}: `mdchunks ingest PATH` first")
     raise UsageError(

@@ -94,6 +94,24 @@ def database_options(command: F) -> F:
     return command
 
 
+def table_options(command: F) -> F:
+    """`--table`, `--pg-schema`: read a host's own chunk table (docs/plugin.md)."""
+    command = click.option(
+        "--pg-schema",
+        metavar="NAME",
+        default=None,
+        help="The schema of --table [default: the search path's].",
+    )(command)
+    command = click.option(
+        "--table",
+        metavar="NAME",
+        default=None,
+        help="Read a host app's own chunk table (made by mdchunks.chunk_table_sql) instead "
+        "of content_chunks: BM25 only, statistics counted live.",
+    )(command)
+    return command
+
+
 lock_wait_option = click.option(
     "--lock-wait",
     type=click.FloatRange(min=0),
@@ -487,6 +505,13 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "never compared): a folder or an installed model package, as `ingest --embed-model` "
     "took it [default: the model the searched chunks have vectors of]."
 )
+@click.option(
+    "--path-prefix",
+    metavar="PREFIX",
+    default=None,
+    help="Only documents whose path (relative to the source's root) starts with PREFIX.",
+)
+@table_options
 @database_options
 def search(
     query: str,
@@ -497,6 +522,9 @@ def search(
     expand: str,
     as_json: bool,
     embed_model: str | None,
+    path_prefix: str | None,
+    table: str | None,
+    pg_schema: str | None,
     database_url: str | None,
     data_dir: Path | None,
 ) -> None:
@@ -518,6 +546,9 @@ def search(
         data_dir=data_dir,
         expand=expand,
         embed_model=embed_model,
+        path_prefix=path_prefix,
+        table=table,
+        pg_schema=pg_schema,
     )
     if as_json:
         for hit in found:
@@ -563,11 +594,14 @@ def search(
     "each with id, heading_text, heading_level, heading_path, breadcrumb, char_start, "
     "char_end, start_line, end_line, parent_id and chunks.",
 )
+@table_options
 @database_options
 def outline(
     rel_path: str | None,
     source: str | None,
     as_json: bool,
+    table: str | None,
+    pg_schema: str | None,
     database_url: str | None,
     data_dir: Path | None,
 ) -> None:
@@ -575,8 +609,17 @@ def outline(
     section with its lines (`L12-40`, the whole section) and how many chunks
     hold it; `(preamble)` is what comes before the first heading. REL_PATH is
     a document's path in its source (as `search` prints it); without it, every
-    document of the source."""
-    found = api.outline(rel_path, source=source, database_url=database_url, data_dir=data_dir)
+    document of the source. With --table (a host's table made by chunk_table_sql,
+    which has no sections table), the outline of REL_PATH in --source is rebuilt
+    from its chunks."""
+    found = api.outline(
+        rel_path,
+        source=source,
+        table=table,
+        pg_schema=pg_schema,
+        database_url=database_url,
+        data_dir=data_dir,
+    )
     for document in found:
         if as_json:
             click.echo(json.dumps(_outline_json(document), ensure_ascii=False))
@@ -611,6 +654,57 @@ def _outline_json(document: Any) -> dict[str, Any]:
             for entry in document.sections
         ],
     }
+
+
+@cli.command()
+@click.option(
+    "--http",
+    "http",
+    metavar="HOST:PORT",
+    default=None,
+    help="Serve streamable HTTP on HOST:PORT (path /mcp) instead of stdio. Loopback "
+    "(127.0.0.1) unless told otherwise; any other address needs a bearer token in "
+    "$MDCHUNKS_MCP_TOKEN, which clients send as `Authorization: Bearer TOKEN`.",
+)
+@table_options
+@database_options
+def mcp(
+    http: str | None,
+    table: str | None,
+    pg_schema: str | None,
+    database_url: str | None,
+    data_dir: Path | None,
+) -> None:
+    """Serve the index to agents: a Model Context Protocol server (stdio by default)
+    with the tools search, outline, read_section, read_chunk and list_sources.
+    Read-only (a role with only SELECT is enough). The embedding model is loaded
+    once, at start, so semantic and hybrid searches cost what the search costs.
+    Needs the mcp extra (pip install 'mdchunks[mcp]'); docs/mcp.md."""
+    try:
+        from mdchunks.mcp import serve, server
+    except ImportError as exc:
+        raise UsageError(
+            f"mdchunks mcp needs the mcp extra: pip install 'mdchunks[mcp]' ({exc})"
+        ) from None
+    address = None if http is None else serve.parse_address(http)
+    token = None
+    if address is not None:
+        token = serve.check_token(address, os.environ.get(serve.TOKEN_VARIABLE))
+    settings = server.Settings(database_url, data_dir, table, pg_schema)
+    api.list_sources(**settings.where())  # where to read, checked before serving: one line
+    threading.Thread(target=_warm_up, args=(settings,), daemon=True, name="warm-up").start()
+    if address is None:
+        serve.run_stdio(server.build(settings))
+    else:
+        err.print(f"mdchunks mcp: serving http://{address.host}:{address.port}/mcp")
+        serve.run_http(server.build(settings), address, token)
+
+
+def _warm_up(settings: Any) -> None:
+    # Off the serving thread: the client's handshake is answered at once, and a
+    # model that cannot load is the first semantic search's error, not the server's.
+    with contextlib.suppress(Exception):
+        api.warm_up(**settings.where())
 
 
 @cli.command("migrate")

@@ -1,5 +1,7 @@
 -- The SQL of the flow that is more than a one-liner, by name (flow/db/queries.py
 -- loads this file). Placeholders %(name)s (flow/db/connection.py numbers them).
+-- `{chunks}` is the chunk table a read goes to, ours or a host's, filled in as a
+-- quoted identifier by flow/retrieval/tables.py (`ChunkTable.query`).
 
 -- name: lock_holder
 -- Who holds an advisory lock (for the "source is busy" message).
@@ -354,13 +356,13 @@ WHERE %(source)s::text IS NULL OR s.source = %(source)s::text;
 -- The same counted from the rows (a source without stored statistics).
 SELECT count(*) AS chunks, coalesce(sum(search_heading_length), 0) AS heading_length,
        coalesce(sum(search_text_length), 0) AS text_length
-FROM content_chunks
+FROM {chunks}
 WHERE %(source)s::text IS NULL OR source = %(source)s::text;
 
 -- name: search_df_live
 -- Document frequencies of the query's lexemes counted from the rows (GIN).
 SELECT t.lexeme,
-       (SELECT count(*) FROM content_chunks c
+       (SELECT count(*) FROM {chunks} c
         WHERE c.search_vector @@ quote_literal(t.lexeme)::tsquery
           AND (%(source)s::text IS NULL OR c.source = %(source)s::text)) AS df
 FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
@@ -368,7 +370,8 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 -- name: search_candidates
 -- What BM25 needs of the chunks that match %(candidates)s (a tsquery over some
 -- of the query's lexemes; the GIN index finds them) and are not among
--- %(seen)s (chunks an earlier MaxScore round scored): the lengths, and the
+-- %(seen)s (chunks an earlier MaxScore round scored), of documents whose path
+-- starts with %(path_prefix)s when it is not NULL: the lengths, and the
 -- query's lexemes %(lexemes)s cut out of the stored vector with their
 -- positions (flow/retrieval/lexical.py counts them and scores in Python). The cut is two
 -- linear C passes (setweight to D on those lexemes, then keep D), where
@@ -388,9 +391,10 @@ SELECT s.id::text, s.source, s.rel_path, s.position, s.heading_length, s.text_le
 FROM (
     SELECT c.id, c.source, c.rel_path, c.position, c.search_heading_length AS heading_length,
            c.search_text_length AS text_length, c.search_vector || ''::tsvector AS vector
-    FROM content_chunks c
+    FROM {chunks} c
     WHERE c.search_vector @@ %(candidates)s::tsquery
       AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
+      AND (%(path_prefix)s::text IS NULL OR starts_with(c.rel_path, %(path_prefix)s::text))
       AND c.id::text <> ALL(%(seen)s::text[])
     OFFSET 0
 ) s;
@@ -403,8 +407,8 @@ FROM (
 -- document.
 SELECT h.id, s.position, s.char_start, s.char_end, s.text,
        s.heading_path[1:cardinality(h.heading_path)] = h.heading_path AS in_section
-FROM content_chunks h
-JOIN content_chunks s ON s.source = h.source AND s.rel_path = h.rel_path
+FROM {chunks} h
+JOIN {chunks} s ON s.source = h.source AND s.rel_path = h.rel_path
 WHERE h.id = ANY(%(ids)s::uuid[])
 ORDER BY h.id, s.position;
 
@@ -482,8 +486,8 @@ ORDER BY s.ordinal;
 
 -- name: search_parents
 SELECT h.id, p.id, p.position, p.char_start, p.char_end, p.heading_path, p.breadcrumb, p.text
-FROM content_chunks h
-JOIN content_chunks p ON p.id = h.parent_chunk_id
+FROM {chunks} h
+JOIN {chunks} p ON p.id = h.parent_chunk_id
 WHERE h.id = ANY(%(ids)s::uuid[]);
 
 -- name: source_totals
@@ -524,5 +528,43 @@ WHERE n.nspname <> %(schema)s
 -- name: has_chunks
 -- Does the table hold any chunk (of the source, when one is named)?
 SELECT EXISTS (
-    SELECT 1 FROM content_chunks WHERE %(source)s::text IS NULL OR source = %(source)s::text
+    SELECT 1 FROM {chunks} WHERE %(source)s::text IS NULL OR source = %(source)s::text
 );
+
+-- name: search_query_lexemes
+-- The query's BM25 terms where no statistics are stored (a host's table): the
+-- lexemes of to_tsvector('english', query) with their occurrences, as
+-- search_query_terms takes them; df is counted live (search_df_live).
+SELECT t.lexeme, coalesce(cardinality(t.positions), 1) AS occurrences, 0 AS df,
+       NULL::integer AS max_occurrences, NULL::integer AS max_heading_occurrences
+FROM unnest(to_tsvector('english', %(query)s)) AS t
+WHERE strpos(t.lexeme, '-') = 0
+ORDER BY t.lexeme;
+
+-- name: chunk_sources
+-- The sources of a chunk table, with their documents and chunks
+-- (`mdchunks.list_sources`): one pass over the table.
+SELECT source, count(DISTINCT rel_path) AS documents, count(*) AS chunks,
+       count(*) FILTER (WHERE heading_text IS NOT NULL) AS with_headings
+FROM {chunks}
+GROUP BY source
+ORDER BY source;
+
+-- name: chunk_with_neighbours
+-- One chunk by id and up to %(neighbours)s chunks of its document on each side,
+-- in document order (`mdchunks.read_chunk`).
+SELECT n.id, n.source, n.rel_path, n.position, n.char_start, n.char_end, n.start_line,
+       n.end_line, n.heading_path, n.breadcrumb, n.parent_chunk_id, n.text
+FROM {chunks} h
+JOIN {chunks} n ON n.source = h.source AND n.rel_path = h.rel_path
+    AND n.position BETWEEN h.position - %(neighbours)s AND h.position + %(neighbours)s
+WHERE h.id = %(id)s
+ORDER BY n.position;
+
+-- name: document_chunks
+-- Every chunk of one document, in order: what its outline and sections are
+-- rebuilt from (flow/retrieval/rebuilt.py).
+SELECT position, char_start, char_end, start_line, end_line, text
+FROM {chunks}
+WHERE source = %(source)s AND rel_path = %(rel_path)s
+ORDER BY position;

@@ -365,13 +365,19 @@ def nearest(
     model: str,
     source: str | None = None,
     exact: bool = False,
+    path_prefix: str | None = None,
 ) -> list[tuple[Any, float]]:
     """(chunk id, cosine similarity) of the k vectors of `model` nearest to
     `query_vector` (of the model's size), best first, ties by source, path and
     position: by the model's HNSW index, or exactly (`exact`, a k beyond the
     index's reach, or when the index returned fewer than k)."""
     dimensions = len(query_vector)
-    params = {"vector": vector_literal(query_vector), "source": source, "k": k}
+    params = {
+        "vector": vector_literal(query_vector),
+        "source": source,
+        "k": k,
+        "path_prefix": path_prefix,
+    }
 
     def ask(by_index: bool) -> list[tuple[Any, float]]:
         ordering = ORDER_BY_INDEX if by_index else ORDER_EXACT

@@ -91,6 +91,7 @@ FROM (
     FROM content_chunk_embeddings e
     WHERE e.model = {model} AND vector_dims(e.embedding) = {dimensions}
       AND (%(source)s::text IS NULL OR e.source = %(source)s::text)
+      AND (%(path_prefix)s::text IS NULL OR starts_with(e.rel_path, %(path_prefix)s::text))
     ORDER BY {order}
     LIMIT %(k)s
 ) nearest

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mdchunks.db.connection import Connection
-from mdchunks.db.queries import QUERIES
 from mdchunks.heading_index import build_index
+from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
 EXPANSIONS = ("none", "section", "parent")
 DEFAULT_EXPANSION = "none"
@@ -44,6 +44,9 @@ class Piece:
     char_start: int
     char_end: int
     text: str
+    # 1-based line of its first character, when the row has it (stitch then
+    # fills a gap with exactly the line breaks it held).
+    start_line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,17 +70,29 @@ class ParentChunk:
 
 
 def stitch(pieces: Sequence[Piece]) -> tuple[int, int, str]:
-    """(char_start, char_end, text) of consecutive chunks (see the module docstring)."""
+    """(char_start, char_end, text) of consecutive chunks (see the module
+    docstring). Where every piece knows its start line, a gap is filled to its
+    exact length, with the line breaks it held after spaces, so offsets and
+    lines in the text are the document's (flow/retrieval/rebuilt.py)."""
     if not pieces:
         raise ValueError("a section needs at least one chunk")
     start, end, parts = pieces[0].char_start, pieces[0].char_end, [pieces[0].text]
+    line = pieces[0].start_line  # the line at `end`, while every piece knows its own
+    if line is not None:
+        line += pieces[0].text.count("\n")
     for piece in pieces[1:]:
+        added = ""
         if piece.char_start >= end:
             gap = piece.char_start - end
-            parts.append("\n" * min(gap, 2))
-            parts.append(piece.text)
+            if line is not None and piece.start_line is not None:
+                breaks = max(0, min(gap, piece.start_line - line))
+                added = " " * (gap - breaks) + "\n" * breaks + piece.text
+            else:
+                added = "\n" * min(gap, 2) + piece.text
         elif piece.char_end > end:  # overlap: only what is new
-            parts.append(piece.text[end - piece.char_start :])
+            added = piece.text[end - piece.char_start :]
+        parts.append(added)
+        line = None if line is None or piece.start_line is None else line + added.count("\n")
         end = max(end, piece.char_end)
     return start, end, "".join(parts)
 
@@ -94,12 +109,14 @@ def section_run(pieces: Sequence[Piece], position: int) -> list[Piece]:
 
 
 def sections(
-    conn: Connection, hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]]
+    conn: Connection,
+    hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]],
+    table: ChunkTable = MANAGED,
 ) -> dict[uuid.UUID, Section]:
     """Each hit's section: hits maps chunk id -> (position, heading path)."""
     grouped: dict[uuid.UUID, list[tuple[Piece, bool]]] = {}
     for hit_id, position, char_start, char_end, text, in_section in conn.execute(
-        QUERIES["search_section_chunks"], {"ids": list(hits)}
+        table.query("search_section_chunks"), {"ids": list(hits)}
     ):
         piece = Piece(position, char_start, char_end, text)
         grouped.setdefault(hit_id, []).append((piece, bool(in_section)))
@@ -129,26 +146,31 @@ def heading_lead(before: Piece, heading: str) -> list[Piece]:
     ]
 
 
-def parents(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, ParentChunk]:
+def parents(
+    conn: Connection, ids: Sequence[uuid.UUID], table: ChunkTable = MANAGED
+) -> dict[uuid.UUID, ParentChunk]:
     """Each hit's parent chunk (hits without one are absent)."""
     return {
         hit_id: ParentChunk(
             parent_id, position, char_start, char_end, tuple(path or ()), breadcrumb, text
         )
         for hit_id, parent_id, position, char_start, char_end, path, breadcrumb, text in (
-            conn.execute(QUERIES["search_parents"], {"ids": list(ids)})
+            conn.execute(table.query("search_parents"), {"ids": list(ids)})
         )
     }
 
 
 def expansions(
-    conn: Connection, hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]], expand: str
+    conn: Connection,
+    hits: Mapping[uuid.UUID, tuple[int, tuple[str, ...]]],
+    expand: str,
+    table: ChunkTable = MANAGED,
 ) -> tuple[dict[uuid.UUID, Section], dict[uuid.UUID, ParentChunk]]:
     """What `expand` asks for of the hits (chunk id -> (position, heading path))."""
     if expand == "section":
-        return sections(conn, hits), {}
+        return sections(conn, hits, table), {}
     if expand == "parent":
-        return {}, parents(conn, list(hits))
+        return {}, parents(conn, list(hits), table)
     return {}, {}
 
 

@@ -24,7 +24,8 @@ that many times, as in bm25s):
   statistics every ingest run that changed a source's rows refreshes
   (`refresh_stats`, under the source's lock). A source that has rows but no
   statistics (written by a host's own app, or before migration 0008 ran) is
-  counted live, exact but slower.
+  counted live, exact but slower; so is a host's own table (`table`,
+  flow/retrieval/tables.py), which has no statistics tables beside it.
 - Candidates come from the GIN index (`search_vector @@ tsquery`). `match`:
   `any` (the default) is the usual BM25, a chunk needs one of the terms;
   `all` keeps only chunks holding every term, scored the same way.
@@ -59,6 +60,7 @@ from dataclasses import dataclass
 
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
+from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
 MATCHES = ("all", "any")
 FIRST_ROUND_CHUNKS = 2000  # MaxScore's first round scores up to this many chunks at once
@@ -140,26 +142,31 @@ def query_terms(
     *,
     source: str | None,
     params: Bm25Params = DEFAULT_PARAMS,
+    table: ChunkTable = MANAGED,
 ) -> QueryTerms:
     """The query's terms with their df and idf, N and avgdl of the searched chunks."""
     values = {"query": query, "source": source}
-    collection = conn.execute(QUERIES["search_collection"], values).fetchone()
-    assert collection is not None  # an aggregate always returns a row
+    if table.managed:
+        collection = conn.execute(QUERIES["search_collection"], values).fetchone()
+        assert collection is not None  # an aggregate always returns a row
+        rows = conn.execute(QUERIES["search_query_terms"], values).fetchall()
+    else:  # a host's table: nothing stored, everything counted below
+        collection = (0, 0, 0, None, None, False)
+        rows = conn.execute(QUERIES["search_query_lexemes"], values).fetchall()
     chunks, heading_length, text_length, min_heading, min_text, stored = collection
-    rows = conn.execute(QUERIES["search_query_terms"], values).fetchall()
     occurrences = {str(row[0]): int(row[1]) for row in rows}
     dfs = {str(row[0]): int(row[2]) for row in rows}
     maxima = {str(row[0]): (row[3], row[4]) for row in rows}
     shortest = None if min_heading is None or min_text is None else (min_heading, min_text)
     if not stored:
         maxima, shortest = {}, None
-        live = conn.execute(QUERIES["search_collection_live"], values).fetchone()
+        live = conn.execute(table.query("search_collection_live"), values).fetchone()
         assert live is not None
         chunks, heading_length, text_length = live
         dfs = {
             str(lexeme): int(df)
             for lexeme, df in conn.execute(
-                QUERIES["search_df_live"], {"lexemes": list(dfs), "source": source}
+                table.query("search_df_live"), {"lexemes": list(dfs), "source": source}
             )
         }
     chunks = int(chunks)
@@ -204,18 +211,21 @@ def _score(
     source: str | None,
     avgdl: float,
     params: Bm25Params,
+    table: ChunkTable,
+    path_prefix: str | None,
 ) -> list[Scored]:
     """Every chunk matching `candidates` and not in `seen` (ids as text; the
     chunks scored are added to it), scored over all `terms`."""
     weights = {term.lexeme: term.weight for term in terms}
     rows = conn.execute(
-        QUERIES["search_candidates"],
+        table.query("search_candidates"),
         {
             "lexemes": list(weights),
             "candidates": candidates,
             "heading_query": " | ".join(f"{tsquery_literal(lexeme)}:A" for lexeme in weights),
             "seen": seen,
             "source": source,
+            "path_prefix": path_prefix,
         },
     ).fetchall()
     k1, b, w = params.k1, params.b, params.heading_weight
@@ -249,15 +259,29 @@ def bm25(
     match: str = "any",
     params: Bm25Params = DEFAULT_PARAMS,
     budget: int = FIRST_ROUND_CHUNKS,
+    table: ChunkTable = MANAGED,
+    path_prefix: str | None = None,
 ) -> list[tuple[uuid.UUID, float]]:
-    """The first k chunks by BM25 (see the module docstring), best first."""
-    found = query_terms(conn, query, source=source, params=params)
+    """The first k chunks by BM25 (see the module docstring), best first.
+    `path_prefix`: only chunks of documents whose rel_path starts with it (a
+    filter: N, df and avgdl stay those of the searched sources)."""
+    found = query_terms(conn, query, source=source, params=params, table=table)
     present = [term for term in found.terms if term.df > 0]
     if not present or (match == "all" and len(present) < len(found.terms)):
         return []
 
     def score_tsquery(tsquery: str) -> list[Scored]:
-        return _score(conn, present, tsquery, seen, source=source, avgdl=found.avgdl, params=params)
+        return _score(
+            conn,
+            present,
+            tsquery,
+            seen,
+            source=source,
+            avgdl=found.avgdl,
+            params=params,
+            table=table,
+            path_prefix=path_prefix,
+        )
 
     def score(candidates: Sequence[Term], operator: str = " | ") -> list[Scored]:
         return score_tsquery(operator.join(tsquery_literal(term.lexeme) for term in candidates))

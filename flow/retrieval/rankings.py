@@ -15,6 +15,8 @@
   weighted 2, semantic 1) of the first `HYBRID_DEPTH` chunks of each.
 - the default (`method=None`): hybrid when the searched chunks have vectors
   and the embed extra can encode the query, else bm25 (`choose_method`).
+A host's own table (flow/retrieval/tables.py) has no stored vectors: it is
+ranked by BM25 alone (the default picks it; semantic and hybrid say so).
 Ties are broken by source, path and position, so every ranking is
 deterministic. The retrieval evaluation (`python -m spikes.retrieval_eval`)
 ranks with these same functions.
@@ -30,6 +32,7 @@ from mdchunks.db.connection import Connection
 from mdchunks.errors import UsageError
 from mdchunks.retrieval import embedder, embedding, lexical, snippets
 from mdchunks.retrieval.fusion import rrf_scores
+from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
 METHODS = ("bm25", "semantic", "hybrid")
 MATCHES = ("all", "any")
@@ -73,11 +76,20 @@ def bm25(
     source: str | None = None,
     match: str = DEFAULT_MATCH,
     params: lexical.Bm25Params = lexical.DEFAULT_PARAMS,
+    table: ChunkTable = MANAGED,
+    path_prefix: str | None = None,
 ) -> list[Ranked]:
     return [
         Ranked(chunk_id, score)
         for chunk_id, score in lexical.bm25(
-            conn, query, k=k, source=source, match=match, params=params
+            conn,
+            query,
+            k=k,
+            source=source,
+            match=match,
+            params=params,
+            table=table,
+            path_prefix=path_prefix,
         )
     ]
 
@@ -89,12 +101,13 @@ def semantic(
     k: int,
     source: str | None = None,
     model: str = embedder.DEFAULT_MODEL,
+    path_prefix: str | None = None,
 ) -> list[Ranked]:
     """The k chunks whose vectors of `model` are nearest the query's (cosine)."""
     return [
         Ranked(chunk_id, score)
         for chunk_id, score in embedding.nearest(
-            conn, query_vector, k=k, model=model, source=source
+            conn, query_vector, k=k, model=model, source=source, path_prefix=path_prefix
         )
     ]
 
@@ -110,9 +123,11 @@ def fuse(rankings: Sequence[Sequence[Ranked]], k: int) -> list[Ranked]:
     return [Ranked(item, float(score)) for item, score in fused[:k]]
 
 
-def choose_method(conn: Connection, source: str | None) -> str:
+def choose_method(conn: Connection, source: str | None, table: ChunkTable = MANAGED) -> str:
     """The default method: hybrid when the searched chunks have vectors and the
     embed extra can encode the query with their model, else bm25."""
+    if not table.managed:
+        return "bm25"
     models = {model for _, model in embedding.models_of(conn, source)}
     if models and all(embedder.extra_problem(model) is None for model in models):
         return "hybrid"
@@ -129,6 +144,8 @@ def rank(
     match: str = DEFAULT_MATCH,
     model: str | None = None,
     query_vector: Sequence[float] | None = None,
+    table: ChunkTable = MANAGED,
+    path_prefix: str | None = None,
 ) -> list[Ranked]:
     """The first k chunks for `query` by `method` (None: `choose_method`), best
     first. `model`: the embedding model's key (None: the one the searched
@@ -136,26 +153,35 @@ def rank(
     the query's embedding by that model when the caller has it already."""
     check_method(method, match)
     if method is None:
-        method = choose_method(conn, source)
+        method = choose_method(conn, source, table)
     if method == "bm25":
-        return bm25(conn, query, k=k, source=source, match=match)
+        return bm25(
+            conn, query, k=k, source=source, match=match, table=table, path_prefix=path_prefix
+        )
+    if not table.managed:
+        raise embedder.EmbeddingsUnavailable(
+            f"--method {method} compares stored vectors, and a host's table "
+            f"({table.shown}) has none: search it with --method bm25"
+        )
     key = embedding.search_model(conn, source, model)
     if query_vector is None:
         embedder.require_extra(key)
         query_vector = embedder.encode_query(query, key)
     if method == "semantic":
-        return semantic(conn, query_vector, k=k, source=source, model=key)
+        return semantic(conn, query_vector, k=k, source=source, model=key, path_prefix=path_prefix)
     depth = max(k, HYBRID_DEPTH)
     return fuse(
         [
-            bm25(conn, query, k=depth, source=source, match=match),
-            semantic(conn, query_vector, k=depth, source=source, model=key),
+            bm25(conn, query, k=depth, source=source, match=match, path_prefix=path_prefix),
+            semantic(
+                conn, query_vector, k=depth, source=source, model=key, path_prefix=path_prefix
+            ),
         ],
         k,
     )
 
 
-def hits_sql(match: str) -> str:
+def hits_sql(match: str, table: ChunkTable = MANAGED) -> str:
     """What `mdchunks search` shows of ranked chunks: parameters ids, headline_options.
     The breadcrumb is the stored column (rendered at ingest by the one shared
     renderer, within the recipe's budget; NULL for an empty heading path). The
@@ -166,6 +192,6 @@ def hits_sql(match: str) -> str:
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
                {snippets.SNIPPET_SQL} AS snippet,
                c.char_start, c.char_end, c.text, c.start_line, c.end_line
-        FROM content_chunks c, q
+        FROM {table.identifier} c, q
         WHERE c.id = ANY(%(ids)s::uuid[])
         """

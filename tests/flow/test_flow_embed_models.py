@@ -283,7 +283,12 @@ def test_the_hnsw_index_serves_the_semantic_search_and_agrees_with_the_exact_sca
                         dimensions=384,
                         order="e.embedding::vector(384) <=> %(vector)s::vector(384)",
                     ),
-                    {"vector": embedding.vector_literal(query), "source": None, "k": 3},
+                    {
+                        "vector": embedding.vector_literal(query),
+                        "source": None,
+                        "k": 3,
+                        "path_prefix": None,
+                    },
                 )
             )
         name = embedding.index_name(embedder.DEFAULT_MODEL, 384)

@@ -1,0 +1,98 @@
+"""A document's outline and its sections rebuilt from its stored chunks alone
+(never from the file), for a chunk table without a sections table: a host's
+table made by `chunk_table_sql` (`--table`). Our own tables read
+`content_sections` instead (flow/retrieval/sections.py).
+
+The document is rebuilt from its chunks (`hits.stitch`: overlaps kept once,
+a gap between two chunks filled to its length with the line breaks it held,
+so offsets and line numbers are the document's; only the whitespace in such
+gaps may differ from the file). The heading index then runs over that text,
+so the outline holds every heading, also those that govern no chunk (a short
+section inside a chunk that starts before it). A section is a heading's span,
+`[heading start, section_end)`; a document's non-empty preamble is a section
+with an empty path. Ordinals count the sections in document order, the
+preamble first (docs/mcp.md); the API turns them into section ids.
+
+Documents that are not markdown (`.txt`, split with `language=None`) have no
+headings: their outline is empty and their one section is the whole text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mdchunks.db.connection import Connection
+from mdchunks.heading_index import build_index
+from mdchunks.heading_index.chunk import LineNumbers
+from mdchunks.retrieval.hits import Piece, stitch
+from mdchunks.retrieval.tables import ChunkTable
+
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+
+
+@dataclass(frozen=True, slots=True)
+class SectionSpan:
+    ordinal: int  # in document order, the preamble (when not blank) first
+    level: int  # 1..6; 0 for the preamble
+    heading_path: tuple[str, ...]  # root first, its own heading last; () for the preamble
+    char_start: int  # the heading line's start
+    char_end: int  # section_end: the next heading of its level or shallower
+    start_line: int  # 1-based, the heading's line
+    end_line: int  # the section's last line
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One document rebuilt from its chunks, and its sections."""
+
+    text: str
+    lines: int
+    sections: tuple[SectionSpan, ...]
+
+    def section_text(self, section: SectionSpan) -> str:
+        return self.text[section.char_start : section.char_end]
+
+
+def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) -> Document | None:
+    """The document's text and sections; None when the table holds no chunk of it."""
+    pieces = [
+        Piece(int(position), int(start), int(end), text, first)
+        for position, start, end, first, _last, text in conn.execute(
+            table.query("document_chunks"), {"source": source, "rel_path": rel_path}
+        )
+    ]
+    if not pieces:
+        return None
+    # From offset 0 and line 1: blank lines the first chunk does not hold count too.
+    _, _, text = stitch([Piece(-1, 0, 0, "", 1), *pieces])
+    return Document(text, LineNumbers(text).of(max(len(text) - 1, 0)), spans(text, rel_path))
+
+
+def spans(text: str, rel_path: str) -> tuple[SectionSpan, ...]:
+    """The sections of a document's text (see the module docstring)."""
+    lines = LineNumbers(text)
+    markdown = rel_path.lower().endswith(MARKDOWN_SUFFIXES)
+    headings = build_index(text).headings if markdown else ()
+    found: list[SectionSpan] = []
+    preamble_end = headings[0].start if headings else len(text)
+    if text[:preamble_end].strip():
+        found.append(SectionSpan(0, 0, (), 0, preamble_end, *lines.span(0, preamble_end)))
+    for heading in headings:
+        found.append(
+            SectionSpan(
+                len(found),
+                heading.level,
+                heading.path,
+                heading.start,
+                heading.section_end,
+                *lines.span(heading.start, heading.section_end),
+            )
+        )
+    return tuple(found)
+
+
+def find(sections: Sequence[SectionSpan], heading_path: Sequence[str]) -> SectionSpan | None:
+    """The first section whose path is `heading_path` (the preamble for `()`)."""
+    wanted = tuple(heading_path)
+    return next((s for s in sections if s.heading_path == wanted), None)

@@ -1,0 +1,69 @@
+"""Which chunk table a read goes to: ours (`content_chunks`, which the
+migrations make) or a host's own, made by `chunk_table_sql` (docs/plugin.md)
+and filled by the host's cocoindex app (`--table NAME`, `--pg-schema NAME`).
+
+The statements that read chunks name the table `{chunks}` (flow/db/queries.sql);
+`ChunkTable.query` fills it in with the quoted identifier, never with text
+from anywhere else. A host table has only the chunk rows: no source rows, no
+BM25 statistics (counted live from its rows, flow/retrieval/lexical.py) and
+no stored vectors, so it is searched by BM25 alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mdchunks.db.connection import Connection, quote_ident
+from mdchunks.db.queries import QUERIES
+from mdchunks.errors import UsageError
+
+CHUNKS_TABLE = "content_chunks"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkTable:
+    name: str = CHUNKS_TABLE
+    pg_schema: str | None = None
+
+    @property
+    def managed(self) -> bool:
+        """Is it the table mdchunks' migrations made (found by the search path),
+        with the source rows, statistics and vectors beside it?"""
+        return self.name == CHUNKS_TABLE and self.pg_schema is None
+
+    @property
+    def identifier(self) -> str:
+        if self.managed:
+            return CHUNKS_TABLE  # as every other statement names it: the search path's
+        if self.pg_schema is None:
+            return quote_ident(self.name)
+        return quote_ident(self.pg_schema, self.name)
+
+    @property
+    def shown(self) -> str:
+        return self.name if self.pg_schema is None else f"{self.pg_schema}.{self.name}"
+
+    def query(self, name: str) -> str:
+        """The named query `name` over this table."""
+        return QUERIES[name].format(chunks=self.identifier)
+
+
+MANAGED = ChunkTable()
+
+
+def chunk_table(table: str | None = None, pg_schema: str | None = None) -> ChunkTable:
+    """The table `--table`/`--pg-schema` name (ours when neither is given)."""
+    for option, value in (("--table", table), ("--pg-schema", pg_schema)):
+        if value is not None and (not value.strip() or "\0" in value):
+            raise UsageError(f"{option}: the name is empty or holds a NUL character")
+    return ChunkTable(CHUNKS_TABLE if table is None else table, pg_schema)
+
+
+def require_table(conn: Connection, table: ChunkTable, where: str) -> None:
+    """One line when a host table is not there (or this role cannot see it)."""
+    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [table.identifier]).fetchone()
+    if not (row and row[0]):
+        raise UsageError(
+            f"no table {table.shown!r} in {where} (a host's table is made by "
+            "mdchunks.chunk_table_sql; check --table and --pg-schema)"
+        )

@@ -1,0 +1,386 @@
+"""`mdchunks mcp`, driven by the SDK's own client (docs/mcp.md): over stdio
+(tools listed with schemas, every tool on an ingested corpus, errors as tool
+errors, two clients at once, a role with only SELECT) and over streamable
+HTTP on loopback (bearer token required when set, a wrong one refused).
+The host-table reads (`--table`) are checked through the API, against the
+same rows in our table. The corpus is a small made-up folder, written here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx2
+import mdchunks
+import psycopg
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mdchunks.db import migrate
+from mdchunks.mcp import serve
+from psycopg import sql
+
+GUIDE = """# Guide
+
+Intro words before any section.
+
+## Install
+
+Run the installer with care.
+
+### Linux
+
+Use the package manager: apt install kettle.
+
+## Usage
+
+Boil water with the kettle, then pour.
+"""
+NOTES = "# Notes\n\nA page about owls and their nests.\n"
+TOKEN = "a-test-token-of-32-characters-xx"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, database_url: str) -> str:
+    root = tmp_path / "docs"
+    (root / "guide").mkdir(parents=True)
+    (root / "guide" / "kettle.md").write_text(GUIDE)
+    (root / "notes.md").write_text(NOTES)
+    mdchunks.ingest(root, source="docs", database_url=database_url, data_dir=tmp_path / "d")
+    return database_url
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", serve.TOKEN_VARIABLE}}
+    env["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
+    return env
+
+
+@asynccontextmanager
+async def _stdio(url: str, tmp: Path, *extra: str) -> AsyncIterator[ClientSession]:
+    args = ["-m", "mdchunks", "mcp", "--database-url", url, "--data-dir", str(tmp), *extra]
+    params = StdioServerParameters(command=sys.executable, args=args, env=_env())
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def _call(session: ClientSession, tool: str, **arguments: Any) -> Any:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def _error(session: ClientSession, tool: str, **arguments: Any) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error
+    text: str = result.content[0].text  # type: ignore[union-attr]
+    return text
+
+
+def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with _stdio(corpus, tmp_path) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            assert set(tools) == {"search", "outline", "read_section", "read_chunk", "list_sources"}
+            search_schema = tools["search"].input_schema
+            assert search_schema["required"] == ["query"]
+            assert search_schema["properties"]["k"]["maximum"] == 50
+            assert all(tool.description for tool in tools.values())
+            assert all(
+                tool.annotations and tool.annotations.read_only_hint for tool in tools.values()
+            )
+
+            sources = await _call(session, "list_sources")
+            assert sources["sources"] == [
+                {"source": "docs", "documents": 2, "chunks": 2, "with_headings": 2}
+            ]
+            hits = (await _call(session, "search", query="apt package manager", k=3))["hits"]
+            first = hits[0]
+            assert first["rel_path"] == "guide/kettle.md"
+            assert first["citation"] == "guide/kettle.md:L1-L15"
+            # The chunk starts at the guide; the words are in its Linux section.
+            assert first["breadcrumb"] == "Guide > Install > Linux"
+            assert "apt install kettle" in first["text"]
+            assert first["score"] > 0 and uuid.UUID(first["id"])
+            only_notes = await _call(session, "search", query="owls kettle", path_prefix="notes")
+            assert [hit["rel_path"] for hit in only_notes["hits"]] == ["notes.md"]
+
+            outline = await _call(session, "outline", source="docs", rel_path="guide/kettle.md")
+            assert [
+                (h["level"], h["text"], h["start_line"], h["end_line"]) for h in outline["headings"]
+            ] == [
+                (1, "Guide", 1, 15),
+                (2, "Install", 5, 12),
+                (3, "Linux", 9, 12),
+                (2, "Usage", 13, 15),
+            ]
+            section = await _call(
+                session,
+                "read_section",
+                source="docs",
+                rel_path="guide/kettle.md",
+                heading_path=["Guide", "Install"],
+            )
+            assert section["text"] == GUIDE[GUIDE.index("## Install") : GUIDE.index("## Usage")]
+            assert section["citation"] == "guide/kettle.md:L5-L12" and section["omitted_chars"] == 0
+            by_id = await _call(
+                session,
+                "read_section",
+                source="docs",
+                rel_path="guide/kettle.md",
+                section_id=outline["headings"][2]["section_id"],
+                max_chars=10,
+            )
+            assert by_id["text"] == "### Linux\n" and by_id["omitted_chars"] > 0
+            assert "not shown" in by_id["note"]
+            chunk = await _call(session, "read_chunk", id=first["id"], neighbours=1)
+            assert chunk["chunk"]["id"] == first["id"] and chunk["before"] == chunk["after"] == []
+
+            # Bad arguments: one line each, and the server keeps serving.
+            errors = [
+                await _error(session, "search", query="x", source="nope"),
+                await _error(session, "search", query="x", k=0),
+                await _error(session, "search", query="word " * 1000),
+                await _error(session, "search", query="   "),
+                await _error(session, "read_chunk", id="not-a-uuid"),
+                await _error(session, "read_chunk", id=str(uuid.uuid4())),
+                await _error(session, "outline", source="docs", rel_path="missing.md"),
+                await _error(
+                    session,
+                    "read_section",
+                    source="docs",
+                    rel_path="guide/kettle.md",
+                    heading_path=["Guide", "Nowhere"],
+                ),
+            ]
+            assert all("\n" not in e and e for e in errors), errors
+            assert "unknown source 'nope'" in errors[0] and "k must be 1 to 50" in errors[1]
+            assert "2,000" in errors[2] and "empty" in errors[3]
+            assert (await _call(session, "list_sources"))["sources"]
+
+    asyncio.run(scenario())
+
+
+def test_two_clients_at_once_and_a_select_only_role(corpus: str, tmp_path: Path) -> None:
+    """Two servers, one per client, run side by side; one of them reads as a
+    role that may only SELECT (the server never writes)."""
+    role, password = f"mdchunks_ro_{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    with psycopg.connect(corpus, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(
+                sql.Identifier(role), sql.Literal(password)
+            )
+        )
+        conn.execute(
+            sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
+                sql.Identifier(migrate.BOOKKEEPING_SCHEMA), sql.Identifier(role)
+            )
+        )
+        conn.execute(
+            sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA public, {} TO {}").format(
+                sql.Identifier(migrate.BOOKKEEPING_SCHEMA), sql.Identifier(role)
+            )
+        )
+    parts = urlsplit(corpus)  # the same server, as the reader
+    host = parts.netloc.rsplit("@", 1)[-1]
+    reader_url = urlunsplit(
+        (parts.scheme, f"{role}:{password}@{host}", parts.path, parts.query, "")
+    )
+
+    async def one(url: str, query: str) -> list[str]:
+        async with _stdio(url, tmp_path) as session:
+            found = []
+            for _ in range(3):
+                hits = (await _call(session, "search", query=query, k=1))["hits"]
+                found.append(hits[0]["rel_path"])
+                await _call(session, "outline", source="docs", rel_path=hits[0]["rel_path"])
+            return found
+
+    async def both() -> tuple[list[str], list[str]]:
+        return await asyncio.gather(one(corpus, "owls"), one(reader_url, "kettle water"))
+
+    try:
+        owls, kettle = asyncio.run(both())
+        assert owls == ["notes.md"] * 3 and kettle == ["guide/kettle.md"] * 3
+    finally:
+        with psycopg.connect(corpus, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", [role]
+            )
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(corpus: str, tmp_path: Path) -> Iterator[str]:
+    port = _free_port()
+    env = {**_env(), serve.TOKEN_VARIABLE: TOKEN}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mdchunks",
+            "mcp",
+            "--http",
+            f"127.0.0.1:{port}",
+            "--database-url",
+            corpus,
+            "--data-dir",
+            str(tmp_path),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_http_on_loopback_with_a_bearer_token(http_server: str) -> None:
+    async def with_token(token: str | None) -> list[str]:
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as client,
+            streamable_http_client(http_server, http_client=client) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            hits = (await _call(session, "search", query="owls"))["hits"]
+            return [hit["rel_path"] for hit in hits]
+
+    assert asyncio.run(with_token(TOKEN)) == ["notes.md"]
+    for wrong in (None, "another-token-of-enough-length"):
+        answer = httpx2.post(
+            http_server,
+            json={},
+            headers={} if wrong is None else {"Authorization": f"Bearer {wrong}"},
+        )
+        assert answer.status_code == 401
+
+
+def test_an_open_address_needs_a_token(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mdchunks",
+            "mcp",
+            "--http",
+            "0.0.0.0:8765",
+            "--data-dir",
+            str(tmp_path),
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and serve.TOKEN_VARIABLE in done.stderr
+
+
+def test_addresses_and_tokens() -> None:
+    assert serve.parse_address("127.0.0.1:80") == serve.Address("127.0.0.1", 80)
+    assert serve.parse_address(":9000").loopback and serve.parse_address("[::1]:1").loopback
+    assert not serve.parse_address("0.0.0.0:1").loopback
+    with pytest.raises(mdchunks.MdchunksError, match="HOST:PORT"):
+        serve.parse_address("localhost")
+    assert serve.check_token(serve.parse_address("localhost:1"), None) is None
+    with pytest.raises(mdchunks.MdchunksError, match="too short"):
+        serve.check_token(serve.parse_address("localhost:1"), "short")
+    assert serve.check_token(serve.parse_address("10.0.0.1:1"), TOKEN) == TOKEN
+
+
+def test_a_host_table_is_searched_and_outlined(corpus: str) -> None:
+    """A table made by chunk_table_sql, holding the same rows as ours: BM25 with
+    statistics counted live ranks and scores exactly as over our table."""
+    with psycopg.connect(corpus, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA host")
+        conn.execute(mdchunks.chunk_table_sql("pages", pg_schema_name="host"))  # type: ignore[arg-type]
+        columns = [
+            row[0]
+            for row in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'host' "
+                "AND table_name = 'pages' ORDER BY ordinal_position"
+            )
+        ]
+        listed = sql.SQL(", ").join(map(sql.Identifier, columns))
+        conn.execute(
+            sql.SQL("INSERT INTO host.pages ({}) SELECT {} FROM content_chunks").format(
+                listed, listed
+            )
+        )
+    host = {"table": "pages", "pg_schema": "host", "database_url": corpus}
+    ours = mdchunks.search("kettle owls water", k=5, method="bm25", database_url=corpus)
+    theirs = mdchunks.search("kettle owls water", k=5, **host)  # type: ignore[arg-type]
+    assert [(h.id, round(h.rank, 9)) for h in theirs] == [(h.id, round(h.rank, 9)) for h in ours]
+
+    def headings(found: list[Any]) -> list[tuple[Any, ...]]:
+        (document,) = found
+        return [
+            (e.section.heading_path, e.section.start_line, e.section.end_line, e.parent)
+            for e in document.sections
+        ]
+
+    rebuilt = mdchunks.outline("guide/kettle.md", source="docs", **host)  # type: ignore[arg-type]
+    stored = mdchunks.outline("guide/kettle.md", source="docs", database_url=corpus)
+    assert headings(rebuilt) == headings(stored)
+    with pytest.raises(mdchunks.MdchunksError, match="has none: search it with --method bm25"):
+        mdchunks.search("kettle", method="semantic", **host)  # type: ignore[arg-type]
+    with pytest.raises(mdchunks.MdchunksError, match=r"no table .host\.missing."):
+        mdchunks.search("kettle", table="missing", pg_schema="host", database_url=corpus)
+    with pytest.raises(mdchunks.MdchunksError, match=r"unknown source .web. in table host\.pages"):
+        mdchunks.search("kettle", source="web", **host)  # type: ignore[arg-type]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mdchunks",
+            "search",
+            "kettle",
+            "--json",
+            "--table",
+            "pages",
+            "--pg-schema",
+            "host",
+            "--database-url",
+            corpus,
+        ],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[0])["rel_path"] == "guide/kettle.md"
