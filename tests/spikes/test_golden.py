@@ -20,7 +20,6 @@ from spikes.golden import (
     KINDS,
     GoldenFormatError,
     GoldenQuery,
-    Problem,
     content_words,
     load_golden,
     main,
