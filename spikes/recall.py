@@ -16,6 +16,14 @@ only ever sees the chunks' stored texts (or, for fusion, their ids).
 - `recall_at_k`: share of queries whose first hit is at rank <= k. A query
   with no hit counts as a miss at every k; zero queries is undefined (None),
   not 0 or 1.
+- The **label rule** (issue "Every hit names the section that answers"): a
+  hit is *labelled* when it holds the fact and the heading path shown with it
+  is the answer's (the golden `heading_path`, compared exactly).
+  `first_labelled_rank` is the 1-based rank of the first labelled hit, so
+  `recall_at_k` over those ranks is labelled@k; a labelled rank is never
+  better than the found rank, and a query can be labelled at a later rank than
+  it is found (an overlapping chunk that holds the fact under the right name).
+  `found_not_labelled` lists the queries found within k but not labelled there.
 - `rrf`, `rrf_scores`: reciprocal-rank fusion, re-exported from
   `flow.fusion` (the product's `search --method hybrid` uses the same one).
 """
@@ -34,6 +42,8 @@ __all__ = [
     "collapse_whitespace",
     "evaluate",
     "first_hit_rank",
+    "first_labelled_rank",
+    "found_not_labelled",
     "is_hit",
     "recall_at_k",
     "rrf",
@@ -60,6 +70,31 @@ def first_hit_rank(fact: str, ranked_texts: Iterable[str]) -> int | None:
         if is_hit(fact, text):
             return rank
     return None
+
+
+def first_labelled_rank(
+    fact: str, heading_path: Sequence[str], ranked: Iterable[tuple[str, Sequence[str]]]
+) -> int | None:
+    """1-based rank of the first (chunk text, shown heading path) that holds
+    `fact` under exactly `heading_path`; None if none does."""
+    wanted = tuple(heading_path)
+    for rank, (text, shown) in enumerate(ranked, start=1):
+        if tuple(shown) == wanted and is_hit(fact, text):
+            return rank
+    return None
+
+
+def found_not_labelled(
+    found: Sequence[int | None], labelled: Sequence[int | None], k: int
+) -> list[int]:
+    """Indexes of the queries whose fact is within the top k but not labelled there."""
+    if len(found) != len(labelled):
+        raise ValueError(f"{len(found)} found ranks but {len(labelled)} labelled ranks")
+    return [
+        index
+        for index, (hit, named) in enumerate(zip(found, labelled, strict=True))
+        if hit is not None and hit <= k and (named is None or named > k)
+    ]
 
 
 def recall_at_k(ranks: Sequence[int | None], k: int) -> float | None:

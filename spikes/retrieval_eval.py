@@ -3,7 +3,8 @@
     python -m spikes.retrieval_eval [--corpus PATH] [--golden FILE] [--k 1,5,10]
         [--chunkers none,markdown,structure-first,structure-common]
         [--methods bm25,semantic,hybrid,default] [--match all,any]
-        [--over text,embed_text,product] [--json OUT] [--provenance]
+        [--over text,embed_text,product] [--split-levels N] [--mislabelled-k K]
+        [--json OUT] [--provenance]
 
 What it does, in order:
 1. Loads the golden set (JSON Lines, `spikes.golden`) and proves every line
@@ -47,14 +48,30 @@ What it does, in order:
    search_vector, the reference indexes each chunker's texts once.
 4. A hit: some top-k chunk's stored `text` contains the fact, whitespace
    collapsed (`spikes.recall`); a fact split across chunks is a miss.
+5. Over `product`, the labels too (the issue "Every hit names the section
+   that answers"): labelled@k, some top-k hit holds the fact and the heading
+   path `mdchunks search` shows for it is the golden `heading_path`: its
+   matched section's (`mdchunks.retrieval.sections.matched_sections`, called as
+   `mdchunks.search` calls it for the method; a hit without section rows shows
+   its chunk row's path, as search does); and labelled by start@k, the same
+   with the chunk row's own `heading_path` (where the chunk starts: the rule
+   before sections).
 
 Output: a table (chunker | over | chunks | ingest s | method | recall@k...)
 on stdout and, with --json, `{"rows": [...], "queries": [...]}`: each row has
 `chunker`, `over`, `method`, `match` (null for semantic), `label`, `chunks`,
 `ingest_seconds` and `recall` (`{"1": x, "5": y, "10": z}`); each query has
 its golden fields and `ranks`: row label -> 1-based rank of the first chunk
-holding its fact within the largest k, or null. --provenance starts both
-with a dated `#` line (versions, the exact command).
+holding its fact within the largest k, or null. Product rows add `labelled`
+and `labelled_by_start` (like `recall`; null for the other rows), and each
+query `labelled_ranks` and `labelled_by_start_ranks` (row label -> the first
+labelled rank, or null), `shown_paths` and `start_paths` (row label -> the
+path search shows for the first hit holding the fact and that chunk's own
+path, or null when none is found). The text output adds a table of the
+product rows (found, labelled, by start at each k) and, per product row, the
+questions found in the top `--mislabelled-k` (default 5) but not labelled
+there, each with the shown path, the answer's and the chunk's own.
+--provenance starts both with a dated `#` line (versions, the exact command).
 """
 
 from __future__ import annotations
@@ -73,7 +90,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -83,11 +100,17 @@ from mdchunks.db import database
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
 from mdchunks.plugin.recipe import Recipe
-from mdchunks.retrieval import embedder, embedding, rankings
+from mdchunks.retrieval import embedder, embedding, rankings, sections
 
 from spikes.corpus import read_corpus
 from spikes.golden import GoldenFormatError, GoldenQuery, load_golden, verify
-from spikes.recall import first_hit_rank, recall_at_k
+from spikes.recall import (
+    first_hit_rank,
+    first_labelled_rank,
+    found_not_labelled,
+    is_hit,
+    recall_at_k,
+)
 from spikes.report import fixed_width_table
 
 MARKDOWN_ONLY: tuple[tuple[str, str | None], ...] = (
@@ -159,6 +182,14 @@ hit = a top-k chunk's stored text holds the fact (whitespace collapsed).
 """
 
 
+LABELS_LEGEND = """\
+found = recall (a top-k hit holds the fact); labelled = a top-k hit holds the fact and
+  the breadcrumb `mdchunks search` shows for it (its matched section) names the answer's
+  section (its heading path is the golden one); by start = the same with the chunk row's
+  own heading path (where the chunk starts: what hits showed before sections).
+"""
+
+
 class EvalUsageError(Exception):
     """Bad options or an invalid golden set: the message says which (exit status 2)."""
 
@@ -175,6 +206,10 @@ class ResultRow:
     chunks: int
     ingest_seconds: float
     recall: dict[int, float | None]
+    # Over product only (None elsewhere): labelled@k by the breadcrumb search
+    # shows (the matched section), and by the chunk row's own heading path.
+    labelled: dict[int, float | None] | None = None
+    labelled_by_start: dict[int, float | None] | None = None
 
     @property
     def label(self) -> str:
@@ -196,7 +231,13 @@ class ResultRow:
             "chunks": self.chunks,
             "ingest_seconds": round(self.ingest_seconds, 2),
             "recall": {str(k): value for k, value in self.recall.items()},
+            "labelled": _by_k(self.labelled),
+            "labelled_by_start": _by_k(self.labelled_by_start),
         }
+
+
+def _by_k(values: dict[int, float | None] | None) -> dict[str, float | None] | None:
+    return None if values is None else {str(k): value for k, value in values.items()}
 
 
 def row_label(chunker: str, over: str, method: str, match: str | None) -> str:
@@ -210,6 +251,14 @@ class Evaluation:
     queries: tuple[GoldenQuery, ...] = ()
     # query id -> row label -> rank of the first hit (None: not within the largest k)
     ranks: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    # Over product only, query id -> row label -> ...: the rank of the first hit
+    # holding the fact under the answer's heading path as search shows it (the
+    # matched section), and as the chunk row names it (where the chunk starts);
+    # and the two paths of the first hit holding the fact (None: not found).
+    labelled_ranks: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    start_ranks: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    shown_paths: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)
+    start_paths: dict[str, dict[str, list[str] | None]] = field(default_factory=dict)
     corpus_files: int = 0
     server: str = ""
     distinct_texts: int = 0  # texts the semantic rows need vectors of
@@ -237,6 +286,10 @@ class Evaluation:
                 "file": query.file,
                 "heading_path": list(query.heading_path),
                 "ranks": self.ranks.get(query.id, {}),
+                "labelled_ranks": self.labelled_ranks.get(query.id, {}),
+                "labelled_by_start_ranks": self.start_ranks.get(query.id, {}),
+                "shown_paths": self.shown_paths.get(query.id, {}),
+                "start_paths": self.start_paths.get(query.id, {}),
             }
             for query in self.queries
         ]
@@ -259,6 +312,57 @@ def format_table(rows: Sequence[ResultRow], ks: Sequence[int]) -> str:
         for row in rows
     ]
     return fixed_width_table(header, body, left)
+
+
+def format_labels_table(rows: Sequence[ResultRow], ks: Sequence[int]) -> str:
+    """The product rows side by side per k: found (recall), labelled by the
+    matched section, labelled by where the chunk starts."""
+    header = ("chunker", "method", *(f"{name}@{k}" for k in ks for name in _LABEL_COLUMNS))
+    body = [
+        (
+            row.chunker,
+            row.method_label,
+            *(
+                "n/a" if value is None else f"{value:.3f}"
+                for k in ks
+                for value in (row.recall[k], row.labelled[k], row.labelled_by_start[k])
+            ),
+        )
+        for row in rows
+        if row.labelled is not None and row.labelled_by_start is not None
+    ]
+    return fixed_width_table(header, body, {"chunker", "method"})
+
+
+_LABEL_COLUMNS = ("found", "labelled", "by start")
+
+
+def format_mislabelled(evaluation: Evaluation, k: int) -> str:
+    """Per product row, each question found within the top k but not labelled
+    there: the path search shows for its first hit holding the fact, the
+    answer's path, and where that chunk starts."""
+    lines: list[str] = []
+    for row in evaluation.rows:
+        if row.labelled is None:
+            continue
+        found = [evaluation.ranks[query.id][row.label] for query in evaluation.queries]
+        named = [evaluation.labelled_ranks[query.id][row.label] for query in evaluation.queries]
+        missed = found_not_labelled(found, named, k)
+        lines.append(f"{row.label}: {len(missed)} found@{k} but not labelled@{k}")
+        for index in missed:
+            query = evaluation.queries[index]
+            shown = evaluation.shown_paths[query.id][row.label] or []
+            start = evaluation.start_paths[query.id][row.label] or []
+            lines.append(
+                f"  {query.id} ({query.kind}, {query.file}, rank {found[index]}): shown "
+                f"{_path(shown)}; answer {_path(query.heading_path)}; chunk starts under "
+                f"{_path(start)}"
+            )
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _path(path: Sequence[str]) -> str:
+    return "'" + " > ".join(path) + "'" if path else "(preamble)"
 
 
 # -- the vectors ------------------------------------------------------------------------
@@ -394,6 +498,7 @@ class ChunkSet:
     ids: tuple[uuid.UUID, ...]  # ordered by rel_path, position (the tie-break order)
     texts: dict[uuid.UUID, str]
     embed_texts: tuple[str, ...]  # as the product embeds them (embed_text, else text)
+    paths: dict[uuid.UUID, tuple[str, ...]]  # each chunk row's own heading_path
     ingest_seconds: float
 
     def inputs(self, over: str) -> list[str]:
@@ -404,7 +509,7 @@ class ChunkSet:
 
 def load_chunks(conn: Any, chunker: str, ingest_seconds: float) -> ChunkSet:
     rows = conn.execute(
-        f"SELECT c.id, c.text, {embedding.EMBED_INPUT_SQL} FROM content_chunks c "
+        f"SELECT c.id, c.text, {embedding.EMBED_INPUT_SQL}, c.heading_path FROM content_chunks c "
         "WHERE c.source = %s ORDER BY c.rel_path, c.position",
         [chunker],
     ).fetchall()
@@ -413,6 +518,7 @@ def load_chunks(conn: Any, chunker: str, ingest_seconds: float) -> ChunkSet:
         ids=tuple(row[0] for row in rows),
         texts={row[0]: row[1] for row in rows},
         embed_texts=tuple(row[2] for row in rows),
+        paths={row[0]: tuple(row[3] or ()) for row in rows},
         ingest_seconds=ingest_seconds,
     )
 
@@ -444,6 +550,7 @@ class Options:
     model: str = embedder.DEFAULT_MODEL  # an embedder key (flow/retrieval/embedder.py)
     long_input: str = embedder.DEFAULT_LONG_INPUT
     cache: Path | None = None  # the vector cache folder (None: none)
+    split_levels: int | None = None  # the structure chunker's --split-levels (None: its default)
 
 
 def load_and_verify(golden: Path, corpus: Path) -> tuple[tuple[GoldenQuery, ...], int]:
@@ -497,7 +604,7 @@ def evaluate(options: Options, log: Callable[[str], None] = lambda _line: None) 
             report = api.ingest(
                 options.corpus,
                 source=name,
-                recipe=CHUNKERS[name].recipe,
+                recipe=CHUNKERS[name].recipe.with_options(split_levels=options.split_levels),
                 database_url=url,
                 data_dir=folder,
             )
@@ -586,8 +693,10 @@ def _rank_all(
     evaluation: Evaluation,
 ) -> None:
     source = chunks.chunker
-    rankings: dict[tuple[str, str | None], list[list[uuid.UUID]]] = {}
+    # (Not `rankings`: that is the product's module, called below.)
+    ranked_ids: dict[tuple[str, str | None], list[list[uuid.UUID]]] = {}
     if over == "product":
+        shown: dict[tuple[str, str | None], list[dict[uuid.UUID, tuple[str, ...]]]] = {}
         for index, query in enumerate(queries):
             vector = None if query_vectors is None else query_vectors[index]
             for method, match in product_methods(options):
@@ -601,8 +710,15 @@ def _rank_all(
                     model=options.model,
                     query_vector=vector,
                 )
-                rankings.setdefault((method, match), []).append([hit.id for hit in ranked])
-        _record(chunks, over, product_methods(options), rankings, options, queries, evaluation)
+                ids = [hit.id for hit in ranked]
+                ranked_ids.setdefault((method, match), []).append(ids)
+                shown.setdefault((method, match), []).append(
+                    shown_paths(conn, chunks, query, ids, method, vector, options.model)
+                )
+        _record(chunks, over, product_methods(options), ranked_ids, options, queries, evaluation)
+        _record_labels(
+            chunks, product_methods(options), ranked_ids, shown, options, queries, evaluation
+        )
         return
     wanted = [m for m in options.methods if m != "default"]
     lexical: list[list[uuid.UUID]] = []
@@ -623,8 +739,44 @@ def _rank_all(
             else:
                 fused = rankings.fuse([_as_ranked(lexical[index]), _as_ranked(semantic)], depth)
                 ranking = [hit.id for hit in fused]
-            rankings.setdefault((method, None), []).append(ranking)
-    _record(chunks, over, [(m, None) for m in wanted], rankings, options, queries, evaluation)
+            ranked_ids.setdefault((method, None), []).append(ranking)
+    _record(chunks, over, [(m, None) for m in wanted], ranked_ids, options, queries, evaluation)
+
+
+def shown_paths(
+    conn: Any,
+    chunks: ChunkSet,
+    query: GoldenQuery,
+    ids: Sequence[uuid.UUID],
+    method: str,
+    query_vector: Any,
+    model: str,
+) -> dict[uuid.UUID, tuple[str, ...]]:
+    """The heading path `mdchunks search` shows for each ranked chunk that holds
+    the query's fact: its matched section's (`sections.matched_sections`, called
+    as `api.search` calls it for this method), else the chunk row's own. Only
+    those chunks are asked: a chunk's matched section does not depend on the
+    other hits."""
+    resolved = rankings.choose_method(conn, chunks.chunker) if method == "default" else method
+    vector = None if resolved == "bm25" else query_vector  # search encodes none for bm25
+    holding = [chunk_id for chunk_id in ids if is_hit(query.fact, chunks.texts[chunk_id])]
+    matched = sections.matched_sections(
+        conn,
+        holding,
+        query=query.query,
+        source=chunks.chunker,
+        lexical_first=resolved != "semantic",
+        query_vector=vector,
+        model=None if vector is None else model,
+    )
+    return {
+        chunk_id: (
+            matched[chunk_id].section.heading_path
+            if chunk_id in matched
+            else chunks.paths[chunk_id]
+        )
+        for chunk_id in holding
+    }
 
 
 def product_methods(options: Options) -> list[tuple[str, str | None]]:
@@ -644,13 +796,13 @@ def _record(
     chunks: ChunkSet,
     over: str,
     pairs: Sequence[tuple[str, str | None]],
-    rankings: dict[tuple[str, str | None], list[list[uuid.UUID]]],
+    ranked_ids: dict[tuple[str, str | None], list[list[uuid.UUID]]],
     options: Options,
     queries: Sequence[GoldenQuery],
     evaluation: Evaluation,
 ) -> None:
     for method, match in pairs:
-        per_query = rankings.get((method, match), [])
+        per_query = ranked_ids.get((method, match), [])
         ranks = [
             first_hit_rank(query.fact, (chunks.texts[chunk_id] for chunk_id in ranking))
             for query, ranking in zip(queries, per_query, strict=True)
@@ -667,6 +819,51 @@ def _record(
         evaluation.rows.append(row)
         for query, rank in zip(queries, ranks, strict=True):
             evaluation.ranks.setdefault(query.id, {})[row.label] = rank
+
+
+def _record_labels(
+    chunks: ChunkSet,
+    pairs: Sequence[tuple[str, str | None]],
+    ranked_ids: dict[tuple[str, str | None], list[list[uuid.UUID]]],
+    shown: dict[tuple[str, str | None], list[dict[uuid.UUID, tuple[str, ...]]]],
+    options: Options,
+    queries: Sequence[GoldenQuery],
+    evaluation: Evaluation,
+) -> None:
+    """labelled@k and labelled-by-start@k of the product rows `_record` just added."""
+    rows = {row.label: index for index, row in enumerate(evaluation.rows)}
+    for method, match in pairs:
+        label = row_label(chunks.chunker, "product", method, match)
+        named: list[int | None] = []
+        by_start: list[int | None] = []
+        for query, ids, paths in zip(
+            queries, ranked_ids[method, match], shown[method, match], strict=True
+        ):
+            texts = [chunks.texts[chunk_id] for chunk_id in ids]
+            # Chunks without the fact have no shown path: they cannot be labelled.
+            labels = [paths.get(chunk_id, ()) for chunk_id in ids]
+            starts = [chunks.paths[chunk_id] for chunk_id in ids]
+            named.append(
+                first_labelled_rank(query.fact, query.heading_path, zip(texts, labels, strict=True))
+            )
+            by_start.append(
+                first_labelled_rank(query.fact, query.heading_path, zip(texts, starts, strict=True))
+            )
+            first = next((chunk_id for chunk_id in ids if chunk_id in paths), None)
+            evaluation.labelled_ranks.setdefault(query.id, {})[label] = named[-1]
+            evaluation.start_ranks.setdefault(query.id, {})[label] = by_start[-1]
+            evaluation.shown_paths.setdefault(query.id, {})[label] = (
+                None if first is None else list(paths[first])
+            )
+            evaluation.start_paths.setdefault(query.id, {})[label] = (
+                None if first is None else list(chunks.paths[first])
+            )
+        index = rows[label]
+        evaluation.rows[index] = replace(
+            evaluation.rows[index],
+            labelled={k: recall_at_k(named, k) for k in options.ks},
+            labelled_by_start={k: recall_at_k(by_start, k) for k in options.ks},
+        )
 
 
 def textbook_bm25(
@@ -719,7 +916,7 @@ def provenance(options: Options, evaluation: Evaluation, argv: Sequence[str]) ->
         except metadata.PackageNotFoundError:
             return "(not installed)"
 
-    recipe = CHUNKERS["markdown"].recipe
+    recipe = CHUNKERS["markdown"].recipe.with_options(split_levels=options.split_levels)
     return (
         f"# {options.corpus} ({evaluation.corpus_files} markdown files), golden set "
         f"{options.golden} ({len(evaluation.queries)} queries), measured "
@@ -758,7 +955,7 @@ def _ks(value: str) -> tuple[int, ...]:
     return tuple(ks)
 
 
-def parse_options(argv: Sequence[str]) -> tuple[Options, Path | None, bool]:
+def parse_options(argv: Sequence[str]) -> tuple[Options, Path | None, bool, int]:
     parser = argparse.ArgumentParser(
         prog="python -m spikes.retrieval_eval",
         description="recall@k of every chunker x text x retrieval method over a golden set "
@@ -812,6 +1009,23 @@ def parse_options(argv: Sequence[str]) -> tuple[Options, Path | None, bool]:
     parser.add_argument(
         "--no-cache", action="store_true", help="embed every text, keep nothing on disk"
     )
+    parser.add_argument(
+        "--split-levels",
+        type=int,
+        choices=range(1, 7),
+        default=None,
+        metavar="N",
+        help="structure chunkers: headings of levels 1..N start sections, as `mdchunks "
+        "ingest --split-levels` [default: the product's, 3]",
+    )
+    parser.add_argument(
+        "--mislabelled-k",
+        type=int,
+        default=5,
+        metavar="K",
+        help="list each question found in the top K but not labelled there, per product "
+        "row [default: 5; 0: no list]",
+    )
     parser.add_argument("--json", type=Path, default=None, metavar="OUT")
     parser.add_argument(
         "--provenance",
@@ -830,8 +1044,11 @@ def parse_options(argv: Sequence[str]) -> tuple[Options, Path | None, bool]:
         model=embedder.model_key(args.embed_model),
         long_input=args.long_input,
         cache=None if args.no_cache else args.cache,
+        split_levels=args.split_levels,
     )
-    return options, args.json, args.provenance
+    if args.mislabelled_k < 0:
+        raise EvalUsageError(f"--mislabelled-k: 0 or more, got {args.mislabelled_k}")
+    return options, args.json, args.provenance, args.mislabelled_k
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -842,7 +1059,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     try:
-        options, json_out, with_provenance = parse_options(argv)
+        options, json_out, with_provenance, mislabelled_k = parse_options(argv)
         evaluation = evaluate(options, log)
     except (EvalUsageError, MdchunksError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -864,6 +1081,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         weights=rankings.HYBRID_WEIGHTS,
         depth=rankings.HYBRID_DEPTH,
     )
+    labels = format_labels_table(evaluation.rows, options.ks)
+    if labels.count("\n") > 1:  # some product rows: the second table, then the list
+        legend += "\n" + labels + "\n" + LABELS_LEGEND
+        if mislabelled_k:
+            legend += "\n" + format_mislabelled(evaluation, mislabelled_k)
     sys.stdout.write((header + "\n\n" if header else "") + table + "\n" + legend)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -61,9 +61,15 @@ def test_the_scan_would_catch_a_reader() -> None:
 def test_the_bundled_corpora_are_complete_and_say_where_they_come_from() -> None:
     assert len(list((CORPORA / "rust-book").glob("*.md"))) == 112
     assert len(list((CORPORA / "tldr" / "common").glob("*.md"))) == 600
+    assert len(list((CORPORA / "fastapi-docs").rglob("*.md"))) == 45
     examples = json.loads((CORPORA / "commonmark" / "spec.json").read_text(encoding="utf-8"))
     assert len(examples) == 655
-    licences = {"rust-book": "MIT", "tldr": "CC BY 4.0", "commonmark": "CC BY-SA 4.0"}
+    licences = {
+        "rust-book": "MIT",
+        "tldr": "CC BY 4.0",
+        "commonmark": "CC BY-SA 4.0",
+        "fastapi-docs": "MIT",
+    }
     for folder, licence in licences.items():
         notice = (CORPORA / folder / "NOTICE").read_text(encoding="utf-8")
         assert "Source: https://github.com/" in notice and licence in notice, folder

@@ -20,7 +20,6 @@ from spikes.golden import (
     KINDS,
     GoldenFormatError,
     GoldenQuery,
-    Problem,
     content_words,
     load_golden,
     main,
@@ -32,34 +31,49 @@ from spikes.golden import (
 ROOT = Path(__file__).resolve().parents[2]
 RUST_BOOK = ROOT / "corpora" / "rust-book"
 SHIPPED = ROOT / "spikes" / "golden" / "rust-book.jsonl"
+# Each shipped set and the bundled corpus it was written for (corpora/README.md).
+SHIPPED_SETS = {
+    "rust-book": (SHIPPED, RUST_BOOK),
+    "fastapi-docs": (
+        ROOT / "spikes" / "golden" / "fastapi-docs.jsonl",
+        ROOT / "corpora" / "fastapi-docs",
+    ),
+}
 
-# ----------------------------------------------------------------- shipped set
-
-
-@pytest.fixture(scope="module")
-def rust_book_problems() -> tuple[Problem, ...]:
-    return verify(load_golden(SHIPPED), read_corpus(RUST_BOOK))
-
-
-def test_every_line_of_the_shipped_rust_book_set_verifies(
-    rust_book_problems: tuple[Problem, ...],
-) -> None:
-    assert [str(problem) for problem in rust_book_problems] == []
+# ----------------------------------------------------------------- shipped sets
 
 
-def test_the_shipped_set_is_big_enough_and_covers_every_kind() -> None:
-    queries = load_golden(SHIPPED)
+@pytest.mark.parametrize("name", SHIPPED_SETS)
+def test_every_line_of_each_shipped_set_verifies(name: str) -> None:
+    golden, corpus = SHIPPED_SETS[name]
+    problems = verify(load_golden(golden), read_corpus(corpus))
+    assert [str(problem) for problem in problems] == []
+
+
+@pytest.mark.parametrize("name", SHIPPED_SETS)
+def test_each_shipped_set_is_big_enough_and_covers_every_kind(name: str) -> None:
+    golden, _ = SHIPPED_SETS[name]
+    queries = load_golden(golden)
     assert len(queries) >= 60
     kinds = Counter(query.kind for query in queries)
     assert set(kinds) == set(KINDS)
     assert min(kinds.values()) >= 15, kinds
     # One JSON object per line, exactly the six keys, nothing else in the file.
-    lines = SHIPPED.read_text(encoding="utf-8").splitlines()
+    lines = golden.read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(queries)
     assert all(
         set(json.loads(line)) == {"id", "query", "fact", "file", "heading_path", "kind"}
         for line in lines
     )
+
+
+def test_the_fastapi_set_asks_for_sections_below_the_top() -> None:
+    # Its purpose is naming the answer's section: most answers sit under an H3 or deeper.
+    golden, _ = SHIPPED_SETS["fastapi-docs"]
+    queries = load_golden(golden)
+    deep = sum(1 for query in queries if len(query.heading_path) >= 3)
+    assert deep >= len(queries) // 2, deep
+    assert len({query.file for query in queries}) >= 10
 
 
 # ------------------------------------------------------------ the toy corpus

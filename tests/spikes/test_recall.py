@@ -15,6 +15,8 @@ from spikes.recall import (
     collapse_whitespace,
     evaluate,
     first_hit_rank,
+    first_labelled_rank,
+    found_not_labelled,
     is_hit,
     recall_at_k,
     rrf,
@@ -167,3 +169,42 @@ def test_hybrid_is_fusion_then_the_same_hit_rule() -> None:
     fused = rrf([["c2", "c1"], ["c1", "c3"]])
     assert fused == ["c1", "c2", "c3"]
     assert first_hit_rank("Install the tool with pip.", [CHUNKS[c] for c in fused]) == 1
+
+
+# ------------------------------------------------------------- the label rule
+#
+# Hits as (chunk text, the heading path shown with it). C4 and C5 both hold
+# "Overlapping text is stored twice." (their overlap); the answer's section is
+# Guide > Limits.
+
+LIMITS = ("Guide", "Limits")
+OVERLAP = "Overlapping text is stored twice."
+
+
+def test_a_hit_is_labelled_only_with_the_fact_and_exactly_the_answer_path() -> None:
+    # Rank 1 shows the right path but lacks the fact; rank 2 holds it under a
+    # parent path (too shallow is not the answer's); rank 3 holds it, named right.
+    ranked = [(C1, LIMITS), (C4, ("Guide",)), (C5, LIMITS)]
+    assert first_hit_rank(OVERLAP, [text for text, _ in ranked]) == 2
+    assert first_labelled_rank(OVERLAP, LIMITS, ranked) == 3
+    # A deeper path is no more the answer's than a shallower one.
+    assert first_labelled_rank(OVERLAP, LIMITS, [(C4, (*LIMITS, "Tables"))]) is None
+    assert first_labelled_rank(OVERLAP, list(LIMITS), [(C4, list(LIMITS))]) == 1
+    assert first_labelled_rank(OVERLAP, LIMITS, []) is None
+
+
+def test_a_preamble_answer_is_labelled_by_the_empty_path() -> None:
+    assert first_labelled_rank("Install the tool", (), [(C1, ())]) == 1
+    assert first_labelled_rank("Install the tool", (), [(C1, ("Guide",))]) is None
+
+
+def test_found_not_labelled_lists_the_queries_found_within_k_but_not_named_there() -> None:
+    found = [1, 2, None, 4, 6, 1]
+    labelled = [1, None, None, 7, None, 3]
+    # q0 labelled at 1; q1 found, never labelled; q2 never found; q3 labelled only
+    # after k; q4 found after k (not listed); q5 labelled within k at a later rank.
+    assert found_not_labelled(found, labelled, 5) == [1, 3]
+    assert found_not_labelled(found, labelled, 1) == [5]  # named only at rank 3
+    assert found_not_labelled(found, labelled, 10) == [1, 4]
+    with pytest.raises(ValueError):
+        found_not_labelled([1], [], 5)

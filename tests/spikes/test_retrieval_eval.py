@@ -131,6 +131,23 @@ def test_recall_is_what_the_per_query_ranks_say(result: dict[str, Any]) -> None:
         assert all(rank is None or 1 <= rank <= 10 for rank in ranks)
         for k in (1, 5, 10):
             assert row["recall"][str(k)] == recall_at_k(ranks, k)
+        if row["over"] != "product":
+            assert row["labelled"] is None and row["labelled_by_start"] is None
+            continue
+        for name, key in (
+            ("labelled", "labelled_ranks"),
+            ("labelled_by_start", "labelled_by_start_ranks"),
+        ):
+            named = [q[key][row["label"]] for q in queries]
+            for k in (1, 5, 10):
+                assert row[name][str(k)] == recall_at_k(named, k) <= row["recall"][str(k)]
+            # A query is labelled only where it is found, never before.
+            assert all(
+                n is None or (r is not None and r <= n) for r, n in zip(ranks, named, strict=True)
+            )
+        # The shown path is some section's, found exactly when the fact is.
+        shown = [q["shown_paths"][row["label"]] for q in queries]
+        assert [path is None for path in shown] == [rank is None for rank in ranks]
 
 
 @pytest.mark.slow  # an embedded PostgreSQL and real ingests of its own
@@ -244,8 +261,63 @@ def test_the_recall_table_text() -> None:
     assert retrieval_eval.format_table(rows, (1, 10)) == RECALL_TABLE
 
 
+LABELS_TABLE = """\
+| chunker  | method   | found@1 | labelled@1 | by start@1 | found@5 | labelled@5 | by start@5 |
+|:---------|:---------|--------:|-----------:|-----------:|--------:|-----------:|-----------:|
+| markdown | bm25 any |   0.500 |      0.250 |      0.000 |   1.000 |      0.750 |      0.500 |
+"""
+
+
+def _labelled_evaluation() -> retrieval_eval.Evaluation:
+    """Four queries over one product row and one reference row (no labels)."""
+    from spikes.golden import GoldenQuery
+
+    queries = tuple(
+        GoldenQuery(f"q{i}", "a question", "a fact long enough", "a.md", ("A", "B"), "deep")
+        for i in range(4)
+    )
+    product = retrieval_eval.ResultRow(
+        "markdown", "product", "bm25", "any", 9, 0.5, {1: 0.5, 5: 1.0},
+        labelled={1: 0.25, 5: 0.75}, labelled_by_start={1: 0.0, 5: 0.5},
+    )  # fmt: skip
+    reference = retrieval_eval.ResultRow("markdown", "text", "bm25", None, 9, 0.5, {1: 1, 5: 1})
+    evaluation = retrieval_eval.Evaluation(ks=(1, 5), rows=[product, reference], queries=queries)
+    label = product.label
+    # q0 labelled at 1; q1 found at 1, named only at 2; q2 found at 3, never
+    # named (shown under A); q3 found at 2, named at 4.
+    for query, found, named, shown in zip(
+        queries, (1, 1, 3, 2), (1, 2, None, 4), (["A", "B"], ["A"], ["A"], ["A", "C"]), strict=True
+    ):
+        evaluation.ranks[query.id] = {label: found, reference.label: 1}
+        evaluation.labelled_ranks[query.id] = {label: named}
+        evaluation.shown_paths[query.id] = {label: shown}
+        evaluation.start_paths[query.id] = {label: ["A"]}
+    return evaluation
+
+
+def test_the_labels_table_puts_found_labelled_and_by_start_side_by_side() -> None:
+    evaluation = _labelled_evaluation()
+    # The reference row has no labels: only the product row is listed.
+    assert retrieval_eval.format_labels_table(evaluation.rows, (1, 5)) == LABELS_TABLE
+    row = evaluation.rows[0].to_json()
+    assert row["labelled"] == {"1": 0.25, "5": 0.75}
+    assert row["labelled_by_start"] == {"1": 0.0, "5": 0.5}
+    assert evaluation.rows[1].to_json()["labelled"] is None
+
+
+def test_the_mislabelled_list_names_the_shown_and_the_answer_paths() -> None:
+    lines = retrieval_eval.format_mislabelled(_labelled_evaluation(), 1).splitlines()
+    assert lines == [
+        "markdown/product/bm25-any: 1 found@1 but not labelled@1",
+        "  q1 (deep, a.md, rank 1): shown 'A'; answer 'A > B'; chunk starts under 'A'",
+    ]
+    lines = retrieval_eval.format_mislabelled(_labelled_evaluation(), 5).splitlines()
+    assert [line.split(" (")[0].strip() for line in lines[1:]] == ["q2"]
+    assert lines[0] == "markdown/product/bm25-any: 1 found@5 but not labelled@5"
+
+
 def test_the_defaults_are_the_bundled_rust_book_and_its_golden_set() -> None:
-    options, json_out, provenance = retrieval_eval.parse_options([])
+    options, json_out, provenance, mislabelled_k = retrieval_eval.parse_options([])
 
     assert options.corpus == RUST_BOOK and options.golden == GOLDEN
-    assert json_out is None and provenance is False
+    assert json_out is None and provenance is False and mislabelled_k == 5
