@@ -260,3 +260,17 @@ def test_without_the_extra_the_suffix_is_skipped_with_the_install_hint(
     monkeypatch.setitem(sys.modules, "pypdf", None)  # `import pypdf` fails
     with pytest.raises(DocumentProblem, match=r"^pdf: the pdf importer needs the formats extra"):
         read_document(WRITTEN["pdf"][0], "a.pdf")
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITTEN))
+def test_the_plugin_faces_document_markdown_is_what_the_cli_chunks(fmt: str) -> None:
+    # A host app's call outside any cocoindex app, and the managed source's read.
+    import mdchunks
+
+    data, expected = WRITTEN[fmt]
+    text = mdchunks.document_markdown(data, f".{fmt}")
+    assert text == read_document(data, f"report.{fmt}").text
+    assert _headings(text) == expected
+    if fmt != "html":  # any bytes are some HTML; a package or a PDF has a shape
+        with pytest.raises(DocumentProblem, match=f"^{fmt}: "):
+            mdchunks.document_markdown(b"\x00not a document at all", f".{fmt}")
