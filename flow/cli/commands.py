@@ -1,7 +1,7 @@
 """`mdchunks`: the command line over flow's Python API (kept thin on purpose).
 
 Exit status: 0 done; 1 done, but some documents failed (listed); 2 bad usage,
-option or path; 3 database unreachable or unusable; 4 another run holds the
+option or path; 3 database unreachable or unusable, or a disk full; 4 another run holds the
 source; 5 any other error; 130 interrupted; 141 the reader of the output
 stopped reading (`| head`). Errors are one line on stderr
 (set MDCHUNKS_DEBUG=1 for a traceback); passwords are never printed.
@@ -28,7 +28,7 @@ from typing import Any, NoReturn, TypeVar, cast
 import click
 from mdchunks import api
 from mdchunks.db import database
-from mdchunks.errors import MdchunksError, UsageError
+from mdchunks.errors import MdchunksError, UsageError, disk_full
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.names import shown
 from mdchunks.plugin.recipe import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
@@ -947,12 +947,16 @@ def main(argv: list[str] | None = None, *, console: bool = False) -> NoReturn:
     except MdchunksError as exc:
         if debug:
             traceback.print_exc()
-        _fail(str(exc), exc.exit_code)
+        full = disk_full(exc)  # the engine's failure can be a full disk under it
+        _fail(str(full or exc), (full or exc).exit_code)
     except KeyboardInterrupt:
         _fail("interrupted", INTERRUPTED)
     except Exception as exc:
         if debug:
             traceback.print_exc()
+        full = disk_full(exc)
+        if full is not None:  # an environment problem, not a bug
+            _fail(str(full), full.exit_code)
         _fail(
             f"unexpected {type(exc).__name__}: {' '.join(str(exc).split())} "
             "(MDCHUNKS_DEBUG=1 shows the traceback)",
