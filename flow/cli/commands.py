@@ -1,7 +1,7 @@
 """`mdchunks`: the command line over flow's Python API (kept thin on purpose).
 
 Exit status: 0 done; 1 done, but some documents failed (listed); 2 bad usage,
-option or path; 3 database unreachable or unusable; 4 another run holds the
+option or path; 3 database unreachable or unusable, or a disk full; 4 another run holds the
 source; 5 any other error; 130 interrupted; 141 the reader of the output
 stopped reading (`| head`). Errors are one line on stderr
 (set MDCHUNKS_DEBUG=1 for a traceback); passwords are never printed.
@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -27,7 +28,7 @@ from typing import Any, NoReturn, TypeVar, cast
 import click
 from mdchunks import api
 from mdchunks.db import database
-from mdchunks.errors import MdchunksError, UsageError
+from mdchunks.errors import MdchunksError, UsageError, disk_full
 from mdchunks.heading_index.options import Option, options_of
 from mdchunks.names import shown
 from mdchunks.plugin.recipe import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
@@ -253,7 +254,12 @@ def cli() -> None:
     default=DEFAULT_MAX_DOC_BYTES,
     show_default=True,
     metavar="BYTES",
-    help="Skip (and report) documents larger than this.",
+    help="Skip (and report) documents larger than this. What one document costs, per MB "
+    "(python -m benchmarks.document_cost, 2 MB documents): prose about 1 s and 100 MB of "
+    "memory; pipe tables 0.05 s and 5 MB (wide ones are split as plain text); one long line "
+    "2 s and 50 MB; heading-dense text (a heading every few bytes) 15 s and 500 MB, so a "
+    "document of that kind at the default limit needs about 12 GB: lower the limit where "
+    "folders are untrusted.",
 )
 @click.option(
     "--verify",
@@ -349,7 +355,7 @@ def ingest(
     if live:
         if len(paths) > 1:
             raise UsageError("--live watches one folder: give a single PATH")
-        out.print(f"watching {escape(str(paths[0]))} for changes (Ctrl-C to stop)")
+        out.print(f"watching {escape(shown(str(paths[0])))} for changes (Ctrl-C to stop)")
         api.watch(
             paths[0],
             source=names[0],
@@ -443,8 +449,8 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
         out.print("no sources yet: `mdchunks ingest PATH` adds one")
         return
     for source in report.sources:
-        root = escape(source.root or "(root unknown)")
-        out.print(f"[bold]{escape(source.source)}[/bold]  {root}")
+        root = escape(shown(source.root or "(root unknown)"))
+        out.print(f"[bold]{escape(shown(source.source))}[/bold]  {root}")
         converted = reports.describe_formats(source.formats)
         converted = f"; converted: {converted}" if converted else ""
         out.print(
@@ -559,11 +565,13 @@ def search(
         out.print("no match")
         return
     for hit in found:
-        location = f"{hit.source}:{hit.rel_path}#{hit.position}"
+        # Every printed piece of a document or a name through `shown`, and the
+        # expanded text indented: one hit is one block, whatever its text holds.
+        location = shown(f"{hit.source}:{hit.rel_path}#{hit.position}")
         out.print(f"[bold]{hit.rank:6.3f}[/bold]  {escape(location)}")
         others = hit.matched_section.held - 1 if hit.matched_section is not None else 0
         more = f" [dim](+{others} more section{'' if others == 1 else 's'} in this chunk)[/dim]"
-        out.print(f"        [cyan]{escape(hit.breadcrumb)}[/cyan]{more if others else ''}")
+        out.print(f"        [cyan]{escape(shown(hit.breadcrumb))}[/cyan]{more if others else ''}")
         out.print(f"        {_highlighted(hit.snippet)}")
         if hit.section is not None:
             section = hit.section
@@ -571,14 +579,14 @@ def search(
                 f"        [dim]section {section.char_start}-{section.char_end} "
                 f"({section.chunks} chunk{'' if section.chunks == 1 else 's'}):[/dim]"
             )
-            out.print(escape(section.text))
+            out.print(_block(section.text))
         elif expand == "parent":
             parent = hit.parent
             if parent is None:
                 out.print("        [dim]parent: none (a top-level section)[/dim]")
             else:
                 out.print(f"        [dim]parent #{parent.position}:[/dim]")
-                out.print(escape(parent.text))
+                out.print(_block(parent.text))
 
 
 @cli.command("outline")
@@ -624,7 +632,7 @@ def outline(
         if as_json:
             click.echo(json.dumps(_outline_json(document), ensure_ascii=False))
             continue
-        out.print(f"[bold]{escape(document.source)}:{escape(document.rel_path)}[/bold]")
+        out.print(f"[bold]{escape(shown(f'{document.source}:{document.rel_path}'))}[/bold]")
         if not document.sections:
             out.print("  [dim](no sections: no headings and no text before them)[/dim]")
         top = min((e.section.heading_level or 1 for e in document.sections), default=1)
@@ -636,7 +644,8 @@ def outline(
             lines = f"L{section.start_line}-{section.end_line}"
             chunks = f"{entry.chunks} chunk{'' if entry.chunks == 1 else 's'}"
             indent = "  " * max(level - top, 0)
-            out.print(f"  {lines:>11}  {indent}{escape(marker + title)}  [dim]({chunks})[/dim]")
+            heading = escape(shown(marker + title))
+            out.print(f"  {lines:>11}  {indent}{heading}  [dim]({chunks})[/dim]")
 
 
 def _outline_json(document: Any) -> dict[str, Any]:
@@ -714,15 +723,15 @@ def migrate_command(database_url: str | None, data_dir: Path | None) -> None:
     with the numbered SQL files shipped in the package. Idempotent, and safe
     to run twice at once. Needs the right to create tables; ingest afterwards
     needs only INSERT, UPDATE, DELETE and SELECT."""
-    result, shown = api.migrate_database(database_url=database_url, data_dir=data_dir)
+    result, where = api.migrate_database(database_url=database_url, data_dir=data_dir)
     if result.applied:
         out.print(
-            f"applied {len(result.applied)} migrations to {escape(shown)}: "
+            f"applied {len(result.applied)} migrations to {escape(where)}: "
             f"{', '.join(result.applied)}"
         )
     else:
         out.print(
-            f"schema up to date in {escape(shown)} ({len(result.already)} migrations applied)"
+            f"schema up to date in {escape(where)} ({len(result.already)} migrations applied)"
         )
 
 
@@ -747,7 +756,7 @@ def drop(
             return
     report = api.drop(source, database_url=database_url, data_dir=data_dir, lock_wait=lock_wait)
     out.print(
-        f"dropped source {escape(source)}: {report.chunks_deleted} chunk rows, "
+        f"dropped source {escape(shown(source))}: {report.chunks_deleted} chunk rows, "
         f"{report.documents_deleted} document rows deleted"
         + ("; engine state removed" if report.state_removed else "")
     )
@@ -865,10 +874,21 @@ def _print_database_hint(database_url: str | None, data_dir: Path | None) -> Non
 
 
 def _highlighted(snippet: str) -> str:
-    text = escape(snippet)
-    return text.replace(api.HIGHLIGHT_START, "[bold yellow]").replace(
-        api.HIGHLIGHT_STOP, "[/bold yellow]"
-    )
+    """A snippet with its marked words in bold: each piece between the marks
+    made terminal-safe (the marks are control characters `shown` would spell)."""
+    pieces = re.split(f"([{api.HIGHLIGHT_START}{api.HIGHLIGHT_STOP}])", snippet)
+    markup = {api.HIGHLIGHT_START: "[bold yellow]", api.HIGHLIGHT_STOP: "[/bold yellow]"}
+    return "".join(markup.get(piece) or escape(shown(piece)) for piece in pieces)
+
+
+HIT_TEXT_INDENT = " " * 8  # deeper than a hit's first line (its score): no text starts a hit
+
+
+def _block(text: str) -> str:
+    """A document's text (an expanded section or parent) as lines of one hit:
+    terminal-safe, its line breaks kept, every line indented."""
+    safe = escape(shown(text, lines=True))
+    return "\n".join(HIT_TEXT_INDENT + line if line else line for line in safe.split("\n"))
 
 
 RUN_INTERRUPTED = "interrupted; running the same command again completes the work"
@@ -978,7 +998,7 @@ def _recipe(base: Recipe, **options: object) -> Recipe:
 class _OneLineFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         message = record.getMessage().strip().splitlines()
-        return f"{record.levelname.lower()}: {message[0] if message else ''}"
+        return f"{record.levelname.lower()}: {shown(message[0]) if message else ''}"
 
     def formatException(self, ei: Any) -> str:
         return ""
@@ -1021,12 +1041,16 @@ def main(argv: list[str] | None = None, *, console: bool = False) -> NoReturn:
     except MdchunksError as exc:
         if debug:
             traceback.print_exc()
-        _fail(str(exc), exc.exit_code)
+        full = disk_full(exc)  # the engine's failure can be a full disk under it
+        _fail(str(full or exc), (full or exc).exit_code)
     except KeyboardInterrupt:
         _fail("interrupted", INTERRUPTED)
     except Exception as exc:
         if debug:
             traceback.print_exc()
+        full = disk_full(exc)
+        if full is not None:  # an environment problem, not a bug
+            _fail(str(full), full.exit_code)
         _fail(
             f"unexpected {type(exc).__name__}: {' '.join(str(exc).split())} "
             "(MDCHUNKS_DEBUG=1 shows the traceback)",
@@ -1036,7 +1060,8 @@ def main(argv: list[str] | None = None, *, console: bool = False) -> NoReturn:
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    err.print(f"[red]error:[/red] {escape(message)}")
+    # `shown`: a message can quote a file name or a document's text; one line always.
+    err.print(f"[red]error:[/red] {escape(shown(message))}")
     sys.exit(code)
 
 

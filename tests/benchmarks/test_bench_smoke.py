@@ -72,3 +72,12 @@ def test_row_cost_inserts_the_rows_into_each_table(
     figures = json.loads(out.read_text())
     assert figures["rows"] > 0
     assert all(len(figures["seconds"][name]) == 1 for name in row_cost.SCHEMAS)
+
+
+def test_document_cost_prints_every_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import document_cost
+
+    assert document_cost.main(["--mb", "0.02"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:4] == ["shape", "MB", "s", "s/MB"]
+    assert [line.split()[0] for line in lines[1:]] == list(document_cost.SHAPES)
