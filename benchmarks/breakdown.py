@@ -199,7 +199,7 @@ def install(recorder: Recorder) -> None:
     chunking._budget_split = timed_budget_split  # type: ignore[assignment]
     chunking.build_index = recorder.step("index", chunking.build_index)  # type: ignore[assignment]
     recursive.assign = assign_all(recursive.assign)  # type: ignore[assignment]
-    app._chunk_and_hash = recorder.step("rows", app._chunk_and_hash)  # type: ignore[assignment]
+    app._read_chunk_and_hash = recorder.step("rows", app._read_chunk_and_hash)  # type: ignore[assignment]
     files.DocumentFile._read_sync = recorder.step(  # type: ignore[method-assign]
         "read", files.DocumentFile._read_sync
     )

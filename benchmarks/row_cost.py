@@ -97,8 +97,10 @@ def upsert_sql(table: str, columns: Sequence[str], types: dict[str, str]) -> sql
     )
 
 
-def array_literal(values: Sequence[str]) -> str:
-    quoted = ('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values)
+def array_literal(values: Sequence[object]) -> str:
+    quoted = (
+        '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values
+    )  # text, or the uuids of section_ids
     return "{" + ",".join(quoted) + "}"
 
 
