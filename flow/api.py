@@ -51,6 +51,7 @@ __all__ = [
     "DropReport",
     "Failure",
     "IngestReport",
+    "Progress",
     "ProgressFn",
     "RecipeRows",
     "SearchHit",
@@ -69,6 +70,7 @@ __all__ = [
     "watch",
 ]
 
+Progress = engine.Progress
 ProgressFn = engine.ProgressFn
 
 

@@ -26,6 +26,7 @@ from typing import Any, NoReturn, TypeVar, cast
 
 import click
 from mdchunks import api
+from mdchunks.cli.progress import progress_of
 from mdchunks.db import database
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.heading_index.options import Option, options_of
@@ -36,7 +37,6 @@ from mdchunks.source import reports
 from mdchunks.source.lock import DEFAULT_WAIT_SECONDS
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -93,6 +93,14 @@ def database_options(command: F) -> F:
     )(command)
     return command
 
+
+quiet_option = click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="No progress: neither the bar (on a terminal) nor the line every few seconds on "
+    "stderr (otherwise); the summary still prints.",
+)
 
 lock_wait_option = click.option(
     "--lock-wait",
@@ -255,6 +263,7 @@ def cli() -> None:
     help="Let a source remembered at another folder move to this one (its rows are "
     "replaced); without it, a second folder of the same name is refused.",
 )
+@quiet_option
 @lock_wait_option
 @database_options
 def ingest(
@@ -269,6 +278,7 @@ def ingest(
     verify: bool,
     follow_outside_links: bool,
     move: bool,
+    quiet: bool,
     lock_wait: float,
     database_url: str | None,
     data_dir: Path | None,
@@ -309,7 +319,10 @@ def ingest(
         )
     any_failed = False
     for path, name in zip(paths, names, strict=True):
-        with _ctrl_c_stops_at_once(), _progress(f"ingesting {escape(shown(name))}") as progress:
+        with (
+            _ctrl_c_stops_at_once(),
+            progress_of(f"ingesting {shown(name)}", out=out, err=err, quiet=quiet) as progress,
+        ):
             report = api.ingest(
                 path,
                 source=name,
@@ -364,6 +377,7 @@ def ingest(
     "installed model package, as for `ingest --embed-model` [default: the source's, else "
     f"{embedder.DEFAULT_MODEL}]."
 )
+@quiet_option
 @lock_wait_option
 @database_options
 def backfill(
@@ -372,6 +386,7 @@ def backfill(
     full_reprocess: bool,
     embed: bool | None,
     embed_model: str | None,
+    quiet: bool,
     lock_wait: float,
     database_url: str | None,
     data_dir: Path | None,
@@ -386,7 +401,10 @@ def backfill(
     Example: after `ingest --no-headings`, `backfill --headings` fills the
     heading columns.
     """
-    with _ctrl_c_stops_at_once(), _progress("backfilling") as progress:
+    with (
+        _ctrl_c_stops_at_once(),
+        progress_of("backfilling", out=out, err=err, quiet=quiet) as progress,
+    ):
         reports = api.backfill(
             source=source,
             **recipe_changes,
@@ -846,29 +864,6 @@ def _on_stack(frame: FrameType | None, function: Callable[..., object]) -> bool:
             return True
         frame = frame.f_back
     return False
-
-
-@contextlib.contextmanager
-def _progress(label: str) -> Iterator[api.ProgressFn | None]:
-    if not out.is_terminal:
-        yield None
-        return
-    progress = Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("documents"),
-        TimeElapsedColumn(),
-        console=out,
-        transient=True,
-    )
-    task = progress.add_task(label, total=None)
-
-    def update(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
-
-    with progress:
-        yield update
 
 
 def _recipe(base: Recipe, **options: object) -> Recipe:

@@ -236,7 +236,8 @@ def _process_and_reconcile(
             listing=found, max_doc_bytes=ledger.max_doc_bytes, quarantine=ledger.quarantine
         )
         stats = stats + run_engine(heal_ledger, True)
-        ledger.processed.update(heal_ledger.processed)
+        for outcome in heal_ledger.processed.values():
+            ledger.record(outcome)
         ledger.raised = heal_ledger.raised
         result = reconcile.reconcile(
             conn,
