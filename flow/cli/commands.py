@@ -56,8 +56,6 @@ class _Console(Console):
 out = _Console(highlight=False, soft_wrap=True)
 err = _Console(stderr=True, highlight=False, soft_wrap=True)
 
-DEFAULTS = Recipe()
-
 
 def _version() -> str:
     # Imported here: importlib.metadata costs every run 20-40 ms of start-up,
@@ -119,6 +117,16 @@ def embed_model_option(help_text: str) -> Callable[[F], F]:
     )
 
 
+embed_long_input_option = click.option(
+    "--embed-long-input",
+    "embed_long_input",
+    type=click.Choice(embedder.LONG_INPUTS),
+    default=None,
+    help="A chunk longer than the model reads: embedded whole in windows, pooled, or "
+    "truncated to what the model reads; a change re-embeds those chunks "
+    f"[default: as the source's last run; a new source: {embedder.DEFAULT_LONG_INPUT}].",
+)
+
 # The recipe's options that ingest and backfill offer: every field of Recipe
 # whose `Option` says so (mdchunks.heading_index.options), in declaration order.
 RECIPE_OPTIONS = tuple(
@@ -152,9 +160,8 @@ def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
     def shown(default: object, info: Option) -> str:
         if not defaults_shown:
             return " [default: as last ingested]"
-        if info.shown_default is not None:
-            return f" [default: {info.shown_default}]"
-        return f" [default: {default}]"
+        value = info.shown_default if info.shown_default is not None else default
+        return f" [default: as the source's last run; a new source: {value}]"
 
     options = [
         _click_option(name, default, info, shown(default, info))
@@ -217,21 +224,23 @@ def cli() -> None:
     "--full-reprocess", is_flag=True, help="Process and rewrite every document, changed or not."
 )
 @click.option(
-    "--embed",
-    is_flag=True,
+    "--embed/--no-embed",
+    default=None,
     help="Also keep one vector per chunk (of its embed_text: breadcrumb, then text, whole: "
     "a chunk longer than the model reads is embedded in windows, pooled) in "
     "content_chunk_embeddings, for `search --method semantic|hybrid`. Needs the optional "
     "extra (pip install 'mdchunks[embed]') and pgvector in the database (the embedded "
     "PostgreSQL has it; the table and the model's HNSW index are created on first use). "
-    "Only new and changed chunks are embedded; a run without --embed deletes the "
-    "source's vectors.",
+    "Only new and changed chunks are embedded. The source remembers it: later runs "
+    "embed too, until --no-embed, which deletes the source's vectors "
+    "[default: as the source's last run; a new source: off].",
 )
 @embed_model_option(
     "The sentence-transformers model of --embed (implies it): a folder holding one, or "
     "an installed package that ships one; never downloaded. Another model than the "
     f"source's vectors re-embeds every chunk [default: {embedder.DEFAULT_MODEL}, bundled]."
 )
+@embed_long_input_option
 @click.option(
     "--live",
     is_flag=True,
@@ -271,8 +280,9 @@ def ingest(
     source: str | None,
     recipe_changes: dict[str, Any],
     full_reprocess: bool,
-    embed: bool,
+    embed: bool | None,
     embed_model: str | None,
+    embed_long_input: str | None,
     live: bool,
     max_doc_bytes: int,
     verify: bool,
@@ -304,8 +314,6 @@ def ingest(
             "--source names one folder: give one PATH per source, or leave --source out "
             "to name each source after its folder"
         )
-    model = embedder.model_key(embed_model) if embed or embed_model is not None else None
-    recipe = _recipe(DEFAULTS, **recipe_changes, embed=model)
     resolved = [path.resolve() for path in paths]
     for i, path in enumerate(paths):
         if resolved[i] in resolved[:i]:
@@ -326,7 +334,10 @@ def ingest(
             report = api.ingest(
                 path,
                 source=name,
-                recipe=recipe,
+                **recipe_changes,
+                embed=embed,
+                embed_model=embed_model,
+                embed_long_input=embed_long_input,
                 database_url=database_url,
                 data_dir=data_dir,
                 full_reprocess=full_reprocess,
@@ -345,10 +356,9 @@ def ingest(
         if len(paths) > 1:
             raise UsageError("--live watches one folder: give a single PATH")
         out.print(f"watching {escape(str(paths[0]))} for changes (Ctrl-C to stop)")
-        api.watch(
+        api.watch(  # with the settings the ingest just used and remembered
             paths[0],
             source=names[0],
-            recipe=recipe,
             database_url=database_url,
             data_dir=data_dir,
             max_doc_bytes=max_doc_bytes,
@@ -377,6 +387,7 @@ def ingest(
     "installed model package, as for `ingest --embed-model` [default: the source's, else "
     f"{embedder.DEFAULT_MODEL}]."
 )
+@embed_long_input_option
 @quiet_option
 @lock_wait_option
 @database_options
@@ -386,6 +397,7 @@ def backfill(
     full_reprocess: bool,
     embed: bool | None,
     embed_model: str | None,
+    embed_long_input: str | None,
     quiet: bool,
     lock_wait: float,
     database_url: str | None,
@@ -410,6 +422,7 @@ def backfill(
             **recipe_changes,
             embed=embed,
             embed_model=embed_model,
+            embed_long_input=embed_long_input,
             database_url=database_url,
             data_dir=data_dir,
             full_reprocess=full_reprocess,
@@ -697,10 +710,18 @@ def stop(data_dir: Path | None) -> None:
 
 
 def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
+    remembered = ""
+    if report.remembered:
+        changed = ", ".join(report.settings_changed)
+        remembered = (
+            f"; the source's last settings, changed: {changed}"
+            if changed
+            else "; the source's last settings"
+        )
     out.print(
         f"[bold]{verb} {escape(shown(report.source))}[/bold] from "
         f"{escape(shown(str(report.root)))}; "
-        f"recipe {report.recipe} ({escape(report.recipe_description)})"
+        f"recipe {report.recipe} ({escape(report.recipe_description)}){escape(remembered)}"
     )
     removed = f", {report.removed} removed" if report.removed else ""
     # Skipped: never read, so no document row (`status` counts document rows).
@@ -763,8 +784,7 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
     if report.previous_recipe:
         out.print(
             f"  [yellow]note:[/yellow] the recipe changed, so every document was chunked anew; "
-            f"the source's last was {escape(report.previous_recipe)} (`ingest` takes the "
-            "options it is given, the defaults otherwise; `backfill` changes only those given)"
+            f"the source's last was {escape(report.previous_recipe)}"
         )
     if report.state_reset:
         out.print(
@@ -864,13 +884,6 @@ def _on_stack(frame: FrameType | None, function: Callable[..., object]) -> bool:
             return True
         frame = frame.f_back
     return False
-
-
-def _recipe(base: Recipe, **options: object) -> Recipe:
-    try:
-        return base.with_options(**options)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
 
 
 # -- entry point ------------------------------------------------------------------------------
