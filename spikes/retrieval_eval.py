@@ -586,7 +586,7 @@ def _rank_all(
     evaluation: Evaluation,
 ) -> None:
     source = chunks.chunker
-    rankings: dict[tuple[str, str | None], list[list[uuid.UUID]]] = {}
+    found: dict[tuple[str, str | None], list[list[uuid.UUID]]] = {}
     if over == "product":
         for index, query in enumerate(queries):
             vector = None if query_vectors is None else query_vectors[index]
@@ -601,8 +601,8 @@ def _rank_all(
                     model=options.model,
                     query_vector=vector,
                 )
-                rankings.setdefault((method, match), []).append([hit.id for hit in ranked])
-        _record(chunks, over, product_methods(options), rankings, options, queries, evaluation)
+                found.setdefault((method, match), []).append([hit.id for hit in ranked])
+        _record(chunks, over, product_methods(options), found, options, queries, evaluation)
         return
     wanted = [m for m in options.methods if m != "default"]
     lexical: list[list[uuid.UUID]] = []
@@ -623,8 +623,8 @@ def _rank_all(
             else:
                 fused = rankings.fuse([_as_ranked(lexical[index]), _as_ranked(semantic)], depth)
                 ranking = [hit.id for hit in fused]
-            rankings.setdefault((method, None), []).append(ranking)
-    _record(chunks, over, [(m, None) for m in wanted], rankings, options, queries, evaluation)
+            found.setdefault((method, None), []).append(ranking)
+    _record(chunks, over, [(m, None) for m in wanted], found, options, queries, evaluation)
 
 
 def product_methods(options: Options) -> list[tuple[str, str | None]]:
