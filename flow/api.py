@@ -33,7 +33,7 @@ from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
 from mdchunks.plugin.recipe import Recipe
-from mdchunks.retrieval import embedder, embedding, hits, rankings, sections, snippets
+from mdchunks.retrieval import embedder, embedding, hits, lexical, rankings, sections, snippets
 from mdchunks.source import engine, lock, quarantine, state
 from mdchunks.source.catalog import check_source_name, default_source_name
 from mdchunks.source.reports import (
@@ -68,6 +68,7 @@ __all__ = [
     "source_exists",
     "status",
     "watch",
+    "words_without_terms",
 ]
 
 Progress = engine.Progress
@@ -410,6 +411,18 @@ def source_exists(
 
 
 # -- helpers --------------------------------------------------------------------------
+
+
+def words_without_terms(
+    query: str, *, database_url: str | None = None, data_dir: Path | None = None
+) -> tuple[str, ...]:
+    """The query's words when not one of them is a search term (stop words
+    only: `the of a`), so that "no match" can say why; else ()."""
+    db = database.resolve(database_url, data_dir, create=False)
+    with database.connect(db.url) as conn:
+        if lexical.keeps_terms(conn, query):
+            return ()
+    return tuple(query.split())
 
 
 @contextlib.contextmanager

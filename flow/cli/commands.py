@@ -556,6 +556,16 @@ def search(
             click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
         return
     if not found:
+        dropped = api.words_without_terms(query, database_url=database_url, data_dir=data_dir)
+        if dropped and method != "semantic":
+            words = ", ".join(shown(word) for word in dropped)
+            out.print(
+                escape(
+                    "no match: the query has only stop words, which search leaves out "
+                    f"(dropped: {words})"
+                )
+            )
+            return
         out.print("no match")
         return
     for hit in found:
