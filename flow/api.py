@@ -132,7 +132,7 @@ HIGHLIGHT_START = snippets.HIGHLIGHT_START
 HIGHLIGHT_STOP = snippets.HIGHLIGHT_STOP
 _HEADLINE_OPTIONS = (
     f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_STOP}, MaxWords=28, MinWords=10, "
-    'MaxFragments=2, FragmentDelimiter=" … "'
+    f'MaxFragments=2, FragmentDelimiter="{snippets.FRAGMENT_DELIMITER}"'
 )
 
 
@@ -301,7 +301,7 @@ def search(
                 rel_path=rel_path,
                 position=int(position),
                 heading_path=tuple(heading_path or ()),
-                snippet=snippets.shown(str(snippet)),
+                snippet=snippets.shown(str(snippet), text),
                 stored_breadcrumb=breadcrumb,
                 id=hit.id,
                 char_start=int(start),
