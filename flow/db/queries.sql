@@ -534,3 +534,22 @@ WHERE n.nspname <> %(schema)s
 SELECT EXISTS (
     SELECT 1 FROM content_chunks WHERE %(source)s::text IS NULL OR source = %(source)s::text
 );
+
+-- name: embedded_wal_settings
+-- The embedded server's WAL settings (flow/db/database.py, docs/database.md):
+-- the values in force, in pg_settings' units (MB for the sizes).
+SELECT name, setting FROM pg_settings
+WHERE name IN ('max_wal_size', 'min_wal_size', 'wal_compression')
+ORDER BY name;
+
+-- name: embedded_max_wal_size
+ALTER SYSTEM SET max_wal_size = '32MB';
+
+-- name: embedded_min_wal_size
+ALTER SYSTEM SET min_wal_size = '32MB';
+
+-- name: embedded_wal_compression
+ALTER SYSTEM SET wal_compression = 'on';
+
+-- name: reload_settings
+SELECT pg_reload_conf();
