@@ -470,6 +470,11 @@ def test_a_plain_ingest_keeps_the_vectors_and_only_no_embed_deletes_them(
     assert f"vectors:   0 embedded, 0 deleted ({stored} in the source" in plain.out
     assert len(_vectors(database_url, "notes")) == stored
 
+    rule = run_cli("ingest", str(root), "--embed-long-input", "truncate")
+    assert "changed: embed_long_input windows -> truncate" in rule.out
+    kept = run_cli("ingest", str(root)).out.splitlines()[0]
+    assert "(long inputs: truncate)" in kept and kept.endswith("; the source's last settings")
+
     off = run_cli("ingest", str(root), "--no-embed")
     assert f"changed: embed {embedder.DEFAULT_MODEL} -> off" in off.out
     assert f"vectors:   0 embedded, {stored} deleted (0 in the source; embeddings off" in off.out
