@@ -88,6 +88,19 @@ def _from_caller(arg: str) -> str:
     return f"{found.resolve()}{separator}{rest}" if path and found.exists() else arg
 
 
+def demo_server_note(cwd: Path) -> str:
+    """What the demo leaves behind, and how to stop it from where it was called."""
+    data_dir = ROOT / ".mdchunks"
+    stop = (
+        "python3 dev.py mdchunks stop"
+        if cwd.resolve() == ROOT
+        else f"python3 {ROOT / 'dev.py'} mdchunks stop --data-dir {data_dir}"
+    )
+    return (
+        f"The embedded PostgreSQL in {data_dir} stays up for the next command; stop it with: {stop}"
+    )
+
+
 def main(args: list[str]) -> int:
     if not args or args[0] in {"-h", "--help", "help"}:
         print(__doc__)
@@ -102,7 +115,11 @@ def main(args: list[str]) -> int:
         status = run([str(BIN / "mdchunks"), "ingest", "sample", "--source", "sample", *rest])
         if status not in (0,):
             return status
-        return run([str(BIN / "mdchunks"), "search", DEMO_QUERY, "-k", "3"])
+        print(f'\n$ mdchunks search "{DEMO_QUERY}" -k 3', flush=True)
+        status = run([str(BIN / "mdchunks"), "search", DEMO_QUERY, "-k", "3"])
+        if not os.environ.get("DATABASE_URL"):
+            print(f"\n{demo_server_note(Path.cwd())}", flush=True)
+        return status
     if command == "test":
         return run([str(BIN / "python"), "-m", "pytest", *map(_from_caller, rest)])
     if command == "mdchunks":

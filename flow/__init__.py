@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "DropReport": "mdchunks.api",
     "Failure": "mdchunks.api",
     "IngestReport": "mdchunks.api",
+    "Progress": "mdchunks.api",
     "SearchHit": "mdchunks.api",
     "SourceStatus": "mdchunks.api",
     "StatusReport": "mdchunks.api",
@@ -95,6 +96,7 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.api import DropReport as DropReport
     from mdchunks.api import Failure as Failure
     from mdchunks.api import IngestReport as IngestReport
+    from mdchunks.api import Progress as Progress
     from mdchunks.api import SearchHit as SearchHit
     from mdchunks.api import SourceStatus as SourceStatus
     from mdchunks.api import StatusReport as StatusReport

@@ -34,7 +34,16 @@ from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import section_id as section_id_of
-from mdchunks.retrieval import embedder, embedding, hits, rankings, rebuilt, sections, snippets
+from mdchunks.retrieval import (
+    embedder,
+    embedding,
+    hits,
+    lexical,
+    rankings,
+    rebuilt,
+    sections,
+    snippets,
+)
 from mdchunks.retrieval.tables import ChunkTable, chunk_table, require_table
 from mdchunks.source import engine, lock, quarantine, state
 from mdchunks.source.catalog import check_source_name, default_source_name
@@ -54,6 +63,7 @@ __all__ = [
     "DropReport",
     "Failure",
     "IngestReport",
+    "Progress",
     "ProgressFn",
     "RecipeRows",
     "SearchHit",
@@ -77,8 +87,10 @@ __all__ = [
     "status",
     "warm_up",
     "watch",
+    "words_without_terms",
 ]
 
+Progress = engine.Progress
 ProgressFn = engine.ProgressFn
 
 
@@ -139,7 +151,7 @@ HIGHLIGHT_START = snippets.HIGHLIGHT_START
 HIGHLIGHT_STOP = snippets.HIGHLIGHT_STOP
 _HEADLINE_OPTIONS = (
     f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_STOP}, MaxWords=28, MinWords=10, "
-    'MaxFragments=2, FragmentDelimiter=" … "'
+    f'MaxFragments=2, FragmentDelimiter="{snippets.FRAGMENT_DELIMITER}"'
 )
 
 
@@ -323,7 +335,7 @@ def search(
                 rel_path=rel_path,
                 position=int(position),
                 heading_path=tuple(heading_path or ()),
-                snippet=snippets.shown(str(snippet)),
+                snippet=snippets.shown(str(snippet), text),
                 stored_breadcrumb=breadcrumb,
                 id=hit.id,
                 char_start=int(start),
@@ -741,6 +753,18 @@ def source_exists(
 
 
 # -- helpers --------------------------------------------------------------------------
+
+
+def words_without_terms(
+    query: str, *, database_url: str | None = None, data_dir: Path | None = None
+) -> tuple[str, ...]:
+    """The query's words when not one of them is a search term (stop words
+    only: `the of a`), so that "no match" can say why; else ()."""
+    db = database.resolve(database_url, data_dir, create=False)
+    with database.connect(db.url) as conn:
+        if lexical.keeps_terms(conn, query):
+            return ()
+    return tuple(query.split())
 
 
 def _require_schema(db: database.Database) -> None:

@@ -78,3 +78,39 @@ def test_test_paths_are_taken_from_the_callers_folder(
         str(ROOT / "tests" / "heading_index"),
         "no_such_file",
     ]
+
+
+def test_the_demo_prints_its_query_and_that_the_server_stays_up(
+    dev: tuple[ModuleType, list[tuple[list[str], Path]]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    module, ran = dev
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+    assert module.main(["demo"]) == 0
+
+    (_, _), (search, _) = ran
+    printed = capsys.readouterr().out
+    assert f'$ mdchunks search "{module.DEMO_QUERY}" -k 3' in printed
+    assert search[2:] == [module.DEMO_QUERY, "-k", "3"]
+    # Called from elsewhere, the stop command names the checkout's data dir.
+    note = printed.strip().splitlines()[-1]
+    assert f"embedded PostgreSQL in {ROOT / '.mdchunks'} stays up" in note
+    assert note.endswith(
+        f"stop it with: python3 {ROOT / 'dev.py'} mdchunks stop --data-dir {ROOT / '.mdchunks'}"
+    )
+    assert module.demo_server_note(ROOT).endswith("stop it with: python3 dev.py mdchunks stop")
+
+
+def test_a_demo_into_database_url_leaves_no_server_to_stop(
+    dev: tuple[ModuleType, list[tuple[list[str], Path]]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    module, _ = dev
+    monkeypatch.setenv("DATABASE_URL", "postgresql://somewhere/db")
+    assert module.main(["demo"]) == 0
+    assert "stays up" not in capsys.readouterr().out

@@ -27,6 +27,7 @@ from typing import Any, NoReturn, TypeVar, cast
 
 import click
 from mdchunks import api
+from mdchunks.cli.progress import progress_of
 from mdchunks.db import database
 from mdchunks.errors import MdchunksError, UsageError, disk_full
 from mdchunks.heading_index.options import Option, options_of
@@ -37,7 +38,6 @@ from mdchunks.source import reports
 from mdchunks.source.lock import DEFAULT_WAIT_SECONDS
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,8 +56,6 @@ class _Console(Console):
 
 out = _Console(highlight=False, soft_wrap=True)
 err = _Console(stderr=True, highlight=False, soft_wrap=True)
-
-DEFAULTS = Recipe()
 
 
 def _version() -> str:
@@ -113,6 +111,14 @@ def table_options(command: F) -> F:
     return command
 
 
+quiet_option = click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="No progress: neither the bar (on a terminal) nor the line every few seconds on "
+    "stderr (otherwise); the summary still prints.",
+)
+
 lock_wait_option = click.option(
     "--lock-wait",
     type=click.FloatRange(min=0),
@@ -129,6 +135,16 @@ def embed_model_option(help_text: str) -> Callable[[F], F]:
         "--embed-model", "embed_model", metavar="MODEL", default=None, help=help_text
     )
 
+
+embed_long_input_option = click.option(
+    "--embed-long-input",
+    "embed_long_input",
+    type=click.Choice(embedder.LONG_INPUTS),
+    default=None,
+    help="A chunk longer than the model reads: embedded whole in windows, pooled, or "
+    "truncated to what the model reads; a change re-embeds those chunks "
+    f"[default: as the source's last run; a new source: {embedder.DEFAULT_LONG_INPUT}].",
+)
 
 # The recipe's options that ingest and backfill offer: every field of Recipe
 # whose `Option` says so (mdchunks.heading_index.options), in declaration order.
@@ -163,9 +179,8 @@ def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
     def shown(default: object, info: Option) -> str:
         if not defaults_shown:
             return " [default: as last ingested]"
-        if info.shown_default is not None:
-            return f" [default: {info.shown_default}]"
-        return f" [default: {default}]"
+        value = info.shown_default if info.shown_default is not None else default
+        return f" [default: as the source's last run; a new source: {value}]"
 
     options = [
         _click_option(name, default, info, shown(default, info))
@@ -228,21 +243,23 @@ def cli() -> None:
     "--full-reprocess", is_flag=True, help="Process and rewrite every document, changed or not."
 )
 @click.option(
-    "--embed",
-    is_flag=True,
+    "--embed/--no-embed",
+    default=None,
     help="Also keep one vector per chunk (of its embed_text: breadcrumb, then text, whole: "
     "a chunk longer than the model reads is embedded in windows, pooled) in "
     "content_chunk_embeddings, for `search --method semantic|hybrid`. Needs the optional "
     "extra (pip install 'mdchunks[embed]') and pgvector in the database (the embedded "
     "PostgreSQL has it; the table and the model's HNSW index are created on first use). "
-    "Only new and changed chunks are embedded; a run without --embed deletes the "
-    "source's vectors.",
+    "Only new and changed chunks are embedded. The source remembers it: later runs "
+    "embed too, until --no-embed, which deletes the source's vectors "
+    "[default: as the source's last run; a new source: off].",
 )
 @embed_model_option(
     "The sentence-transformers model of --embed (implies it): a folder holding one, or "
     "an installed package that ships one; never downloaded. Another model than the "
     f"source's vectors re-embeds every chunk [default: {embedder.DEFAULT_MODEL}, bundled]."
 )
+@embed_long_input_option
 @click.option(
     "--live",
     is_flag=True,
@@ -279,6 +296,7 @@ def cli() -> None:
     help="Let a source remembered at another folder move to this one (its rows are "
     "replaced); without it, a second folder of the same name is refused.",
 )
+@quiet_option
 @lock_wait_option
 @database_options
 def ingest(
@@ -286,13 +304,15 @@ def ingest(
     source: str | None,
     recipe_changes: dict[str, Any],
     full_reprocess: bool,
-    embed: bool,
+    embed: bool | None,
     embed_model: str | None,
+    embed_long_input: str | None,
     live: bool,
     max_doc_bytes: int,
     verify: bool,
     follow_outside_links: bool,
     move: bool,
+    quiet: bool,
     lock_wait: float,
     database_url: str | None,
     data_dir: Path | None,
@@ -318,8 +338,6 @@ def ingest(
             "--source names one folder: give one PATH per source, or leave --source out "
             "to name each source after its folder"
         )
-    model = embedder.model_key(embed_model) if embed or embed_model is not None else None
-    recipe = _recipe(DEFAULTS, **recipe_changes, embed=model)
     resolved = [path.resolve() for path in paths]
     for i, path in enumerate(paths):
         if resolved[i] in resolved[:i]:
@@ -333,11 +351,17 @@ def ingest(
         )
     any_failed = False
     for path, name in zip(paths, names, strict=True):
-        with _ctrl_c_stops_at_once(), _progress(f"ingesting {escape(shown(name))}") as progress:
+        with (
+            _ctrl_c_stops_at_once(),
+            progress_of(f"ingesting {shown(name)}", out=out, err=err, quiet=quiet) as progress,
+        ):
             report = api.ingest(
                 path,
                 source=name,
-                recipe=recipe,
+                **recipe_changes,
+                embed=embed,
+                embed_model=embed_model,
+                embed_long_input=embed_long_input,
                 database_url=database_url,
                 data_dir=data_dir,
                 full_reprocess=full_reprocess,
@@ -356,10 +380,9 @@ def ingest(
         if len(paths) > 1:
             raise UsageError("--live watches one folder: give a single PATH")
         out.print(f"watching {escape(shown(str(paths[0])))} for changes (Ctrl-C to stop)")
-        api.watch(
+        api.watch(  # with the settings the ingest just used and remembered
             paths[0],
             source=names[0],
-            recipe=recipe,
             database_url=database_url,
             data_dir=data_dir,
             max_doc_bytes=max_doc_bytes,
@@ -388,6 +411,8 @@ def ingest(
     "installed model package, as for `ingest --embed-model` [default: the source's, else "
     f"{embedder.DEFAULT_MODEL}]."
 )
+@embed_long_input_option
+@quiet_option
 @lock_wait_option
 @database_options
 def backfill(
@@ -396,6 +421,8 @@ def backfill(
     full_reprocess: bool,
     embed: bool | None,
     embed_model: str | None,
+    embed_long_input: str | None,
+    quiet: bool,
     lock_wait: float,
     database_url: str | None,
     data_dir: Path | None,
@@ -410,12 +437,16 @@ def backfill(
     Example: after `ingest --no-headings`, `backfill --headings` fills the
     heading columns.
     """
-    with _ctrl_c_stops_at_once(), _progress("backfilling") as progress:
+    with (
+        _ctrl_c_stops_at_once(),
+        progress_of("backfilling", out=out, err=err, quiet=quiet) as progress,
+    ):
         reports = api.backfill(
             source=source,
             **recipe_changes,
             embed=embed,
             embed_model=embed_model,
+            embed_long_input=embed_long_input,
             database_url=database_url,
             data_dir=data_dir,
             full_reprocess=full_reprocess,
@@ -562,6 +593,16 @@ def search(
             click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
         return
     if not found:
+        dropped = api.words_without_terms(query, database_url=database_url, data_dir=data_dir)
+        if dropped and method != "semantic":
+            words = ", ".join(shown(word) for word in dropped)
+            out.print(
+                escape(
+                    "no match: the query has only stop words, which search leaves out "
+                    f"(dropped: {words})"
+                )
+            )
+            return
         out.print("no match")
         return
     for hit in found:
@@ -782,10 +823,18 @@ def stop(data_dir: Path | None) -> None:
 
 
 def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
+    remembered = ""
+    if report.remembered:
+        changed = ", ".join(report.settings_changed)
+        remembered = (
+            f"; the source's last settings, changed: {changed}"
+            if changed
+            else "; the source's last settings"
+        )
     out.print(
         f"[bold]{verb} {escape(shown(report.source))}[/bold] from "
         f"{escape(shown(str(report.root)))}; "
-        f"recipe {report.recipe} ({escape(report.recipe_description)})"
+        f"recipe {report.recipe} ({escape(report.recipe_description)}){escape(remembered)}"
     )
     removed = f", {report.removed} removed" if report.removed else ""
     # Skipped: never read, so no document row (`status` counts document rows).
@@ -848,8 +897,7 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
     if report.previous_recipe:
         out.print(
             f"  [yellow]note:[/yellow] the recipe changed, so every document was chunked anew; "
-            f"the source's last was {escape(report.previous_recipe)} (`ingest` takes the "
-            "options it is given, the defaults otherwise; `backfill` changes only those given)"
+            f"the source's last was {escape(report.previous_recipe)}"
         )
     if report.state_reset:
         out.print(
@@ -960,36 +1008,6 @@ def _on_stack(frame: FrameType | None, function: Callable[..., object]) -> bool:
             return True
         frame = frame.f_back
     return False
-
-
-@contextlib.contextmanager
-def _progress(label: str) -> Iterator[api.ProgressFn | None]:
-    if not out.is_terminal:
-        yield None
-        return
-    progress = Progress(
-        TextColumn(label),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("documents"),
-        TimeElapsedColumn(),
-        console=out,
-        transient=True,
-    )
-    task = progress.add_task(label, total=None)
-
-    def update(done: int, total: int) -> None:
-        progress.update(task, completed=done, total=total)
-
-    with progress:
-        yield update
-
-
-def _recipe(base: Recipe, **options: object) -> Recipe:
-    try:
-        return base.with_options(**options)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
 
 
 # -- entry point ------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from urllib.parse import quote, unquote, urlencode
 import asyncpg
 from mdchunks.db import connection
 from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, UsageError
 
 DEFAULT_DATA_DIR = Path(".mdchunks")
@@ -495,9 +496,31 @@ def _embedded(data_dir: Path) -> Database:
                     asyncpg.exceptions.UniqueViolationError,
                 ):
                     conn.execute(f"CREATE DATABASE {connection.quote_ident(EMBEDDED_DATABASE)}")
+            _bound_the_wal(conn)
     from pgserver._commands import POSTGRES_BIN_PATH  # bundled binaries
 
     return Database(url=url, embedded=True, data_dir=data_dir, psql_bin=POSTGRES_BIN_PATH / "psql")
+
+
+# The embedded server's WAL, as pg_settings shows it once `_bound_the_wal`
+# set it. PostgreSQL's defaults keep up to 1 GB of WAL (max_wal_size) before
+# a checkpoint recycles it: a first ingest of 20 MB of markdown left 117 MB
+# in pg_wal, six times the markdown (benchmarks/disk.py). 64 MB between
+# checkpoints, 32 MB kept (two segments), and compressed full-page images
+# bound it near 64 MB whatever the corpus; the cost is more checkpoints,
+# which a single-user server writing in batches does not notice.
+EMBEDDED_WAL = {"max_wal_size": ("32",), "min_wal_size": ("32",), "wal_compression": ("pglz", "on")}
+
+
+def _bound_the_wal(conn: Connection) -> None:
+    """The embedded server's WAL settings (EMBEDDED_WAL), set once: ALTER
+    SYSTEM writes them to its postgresql.auto.conf, a reload applies them."""
+    current = dict(conn.execute(QUERIES["embedded_wal_settings"]).fetchall())
+    if all(current.get(name) in accepted for name, accepted in EMBEDDED_WAL.items()):
+        return
+    for setting in ("embedded_max_wal_size", "embedded_min_wal_size", "embedded_wal_compression"):
+        conn.execute(QUERIES[setting])
+    conn.execute(QUERIES["reload_settings"])
 
 
 EMBEDDED_LOCK_FILE = "embedded.lock"

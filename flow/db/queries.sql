@@ -290,13 +290,14 @@ GROUP BY t.lexeme;
 
 -- name: search_query_terms
 -- The query's BM25 terms: the lexemes of to_tsvector('english', query), the
--- very function that made the chunks' vectors, each with its number of
+-- very function that made the chunks' vectors (a `<` or `</` read as a space,
+-- as migration 0013 says why), each with its number of
 -- occurrences in the query and its document frequency over the searched
 -- chunks (one source, or all of them) from the stored statistics (see
 -- search_collection for sources that have none).
 WITH q AS (
     SELECT t.lexeme, coalesce(cardinality(t.positions), 1) AS occurrences
-    FROM unnest(to_tsvector('english', %(query)s)) AS t
+    FROM unnest(to_tsvector('english', regexp_replace(%(query)s, '</?', ' ', 'g'))) AS t
     -- A hyphenated word counts as its parts, not also as the whole compound.
     WHERE strpos(t.lexeme, '-') = 0
 ),
@@ -319,6 +320,11 @@ LEFT JOIN LATERAL (
     WHERE t.lexeme = q.lexeme AND t.source IN (SELECT source FROM searched)
 ) t ON true
 ORDER BY q.lexeme;
+
+-- name: search_query_keeps_terms
+-- Whether the query keeps any lexeme at all, parsed as search_query_terms
+-- parses it (a query of stop words only keeps none).
+SELECT length(to_tsvector('english', regexp_replace(%(query)s, '</?', ' ', 'g'))) > 0;
 
 -- name: search_collection
 -- N and the total lengths of the searched chunks from the stored statistics,
@@ -417,10 +423,12 @@ ORDER BY h.id, s.position;
 -- scores their slices): whether it is the one the chunk's heading columns
 -- name, the chunk's text within the section's own span [char_start, body_end),
 -- that slice's to_tsvector and the section's heading text's (the very
--- function the chunks' search vectors are made with), then the section.
+-- function the chunks' search vectors are made with, `<` and `</` read as
+-- spaces), then the section.
 SELECT c.id, s.heading_path = c.heading_path AS governing, p.slice,
-       to_tsvector('english', p.slice)::text,
-       CASE WHEN s.heading_text IS NOT NULL THEN to_tsvector('english', s.heading_text)::text END,
+       to_tsvector('english', regexp_replace(p.slice, '</?', ' ', 'g'))::text,
+       CASE WHEN s.heading_text IS NOT NULL
+            THEN to_tsvector('english', regexp_replace(s.heading_text, '</?', ' ', 'g'))::text END,
        s.id, s.ordinal, s.heading_text, s.heading_level, s.heading_path, s.breadcrumb,
        s.char_start, s.char_end, s.start_line, s.end_line
 FROM content_chunks c
@@ -537,7 +545,7 @@ SELECT EXISTS (
 -- search_query_terms takes them; df is counted live (search_df_live).
 SELECT t.lexeme, coalesce(cardinality(t.positions), 1) AS occurrences, 0 AS df,
        NULL::integer AS max_occurrences, NULL::integer AS max_heading_occurrences
-FROM unnest(to_tsvector('english', %(query)s)) AS t
+FROM unnest(to_tsvector('english', regexp_replace(%(query)s, '</?', ' ', 'g'))) AS t
 WHERE strpos(t.lexeme, '-') = 0
 ORDER BY t.lexeme;
 
@@ -568,3 +576,22 @@ SELECT position, char_start, char_end, start_line, end_line, text
 FROM {chunks}
 WHERE source = %(source)s AND rel_path = %(rel_path)s
 ORDER BY position;
+
+-- name: embedded_wal_settings
+-- The embedded server's WAL settings (flow/db/database.py, docs/database.md):
+-- the values in force, in pg_settings' units (MB for the sizes).
+SELECT name, setting FROM pg_settings
+WHERE name IN ('max_wal_size', 'min_wal_size', 'wal_compression')
+ORDER BY name;
+
+-- name: embedded_max_wal_size
+ALTER SYSTEM SET max_wal_size = '32MB';
+
+-- name: embedded_min_wal_size
+ALTER SYSTEM SET min_wal_size = '32MB';
+
+-- name: embedded_wal_compression
+ALTER SYSTEM SET wal_compression = 'on';
+
+-- name: reload_settings
+SELECT pg_reload_conf();

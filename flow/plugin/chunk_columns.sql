@@ -1,7 +1,8 @@
 -- The trigger function of a chunk table (docs/plugin.md), created in the
 -- table's schema unless it is there already (its owner may be another role):
--- it sets the search columns (migration 0009) and embed_text (migration
--- 0010), as the migrations' mdchunks_chunk_columns does for content_chunks.
+-- it sets the search columns (migrations 0009 and 0013: a `<` or `</` is
+-- read as a space) and embed_text (migration 0010), as the migrations'
+-- mdchunks_chunk_columns does for content_chunks.
 -- `chunk_table_sql` and `chunk_table_upgrade_sql` both begin with it.
 
 DO $do$
@@ -27,8 +28,9 @@ BEGIN
                 NEW.search_text_length := OLD.search_text_length;
                 RETURN NEW;
             END IF;
-            heading := pg_catalog.to_tsvector('english', pg_catalog.array_to_string(NEW.heading_path, ' '));
-            body := pg_catalog.to_tsvector('english', NEW.text);
+            heading := pg_catalog.to_tsvector('english', pg_catalog.regexp_replace(
+        pg_catalog.array_to_string(NEW.heading_path, ' '), '</?', ' ', 'g'));
+            body := pg_catalog.to_tsvector('english', pg_catalog.regexp_replace(NEW.text, '</?', ' ', 'g'));
             NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
             -- BM25's lengths: lexeme occurrences (positions) of each part.
             NEW.search_heading_length := (

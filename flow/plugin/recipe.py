@@ -123,6 +123,12 @@ class Recipe(ChunkOptions):
     # embed, so turning embeddings on, off or to another model re-embeds (or
     # deletes) exactly the vectors concerned, and re-chunks nothing.
     embed: str | None = option(None, help="Embedding model.", fingerprint="never", cli=False)
+    # How a chunk longer than the model reads is embedded (None: the embedder's
+    # default rule; flow/retrieval/embedder.py names the rules). Vector rows
+    # carry their rule, so a change re-embeds the vectors concerned alone.
+    embed_long_input: str | None = option(
+        None, help="Long-input rule of the embeddings.", fingerprint="never", cli=False
+    )
     # The chosen chunker's version; None: the registry's, the code that runs.
     # Stored and fingerprinted as `<chunker>_chunker_version` (to_json), so a
     # chunker with a version needs no field of its own here.
@@ -218,6 +224,8 @@ class Recipe(ChunkOptions):
             replace_note += ", markdown split as plain text"
         if self.embed:
             replace_note += f", embeddings {self.embed}"
+            if self.embed_long_input is not None:
+                replace_note += f" (long inputs: {self.embed_long_input})"
         chunker = self.chunker
         version = self.effective_chunker_version
         if version is not None:

@@ -129,6 +129,12 @@ def refresh_stats(conn: Connection, source: str) -> None:
         conn.execute(QUERIES[terms], {"source": source})
 
 
+def keeps_terms(conn: Connection, query: str) -> bool:
+    """Whether any word of the query is a search term (not a stop word)."""
+    row = conn.execute(QUERIES["search_query_keeps_terms"], {"query": query}).fetchone()
+    return bool(row and row[0])
+
+
 def has_stats(conn: Connection, source: str) -> bool:
     row = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM mdchunks_search_stats WHERE source = %s)", [source]

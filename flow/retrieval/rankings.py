@@ -48,10 +48,12 @@ HYBRID_RRF_K = 5
 HYBRID_WEIGHTS = (2, 1)
 
 # The query side of the snippet's highlighting, by match rule (placeholder %(query)s):
-# the query's lexemes, all of them or any.
+# the query's lexemes, all of them or any, parsed as the chunks' vectors are
+# (a `<` or `</` read as a space: migrations/0013_words_written_as_tags.sql).
+_QUERY_TEXT = "regexp_replace(%(query)s, '</?', ' ', 'g')"
 TSQUERIES = {
-    "all": "plainto_tsquery('english', %(query)s)",
-    "any": "replace(plainto_tsquery('english', %(query)s)::text, ' & ', ' | ')::tsquery",
+    "all": f"plainto_tsquery('english', {_QUERY_TEXT})",
+    "any": f"replace(plainto_tsquery('english', {_QUERY_TEXT})::text, ' & ', ' | ')::tsquery",
 }
 
 

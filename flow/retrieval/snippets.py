@@ -10,9 +10,17 @@ takes for a separator, so `Teleport` is a plain word and can be highlighted),
 and `shown` lifts the mask in Python. Any `MASK`, `HIGHLIGHT_START` or
 `HIGHLIGHT_STOP` character already in the text becomes a space first, so
 what the snippet marks is only what `ts_headline` marked.
+
+`ts_headline` cuts its fragments at the parser's token boundaries, which
+are not a reader's (`show]}` of `` `v-show` {#v-if-vs-v-show} ``), and keeps
+the markdown's markup; `shown` widens each fragment to whole words of the
+chunk's text and takes heading marks, heading anchors and emphasis markers
+out (code spans stay as written). `--json` prints the chunk's exact `text`.
 """
 
 from __future__ import annotations
+
+import re
 
 MASK = "\x01"
 HIGHLIGHT_START = "\x02"
@@ -40,7 +48,65 @@ SNIPPET_SQL = (
 )
 
 
-def shown(snippet: str) -> str:
-    """A snippet of SNIPPET_SQL as text: tags given back their `<`, whitespace
-    runs (line breaks included) collapsed to one space for a one-line display."""
-    return " ".join(snippet.replace(MASK, "<").split())
+# Between ts_headline's fragments (`FragmentDelimiter` of the API's options).
+FRAGMENT_DELIMITER = " … "
+# How far a fragment is widened to a whole word at each end; a longer token
+# (a URL) stays cut, marked with `…`.
+MAX_WIDENING = 40
+
+_CONTROL_TO_SPACE = str.maketrans({MASK: " ", HIGHLIGHT_START: " ", HIGHLIGHT_STOP: " "})
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+# A heading's attribute block (`{#id}`, `{#id .class}`: VitePress, Pandoc).
+_ANCHOR = re.compile(r"[ \t]*\{#[^{}\n]*\}")
+# Emphasis and strong markers around a run of text, not inside a word
+# (`snake_case` stays); the highlight marks are neither space nor marker.
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*\*|\*\*|\*|___|__|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
+_HEADING_MARKS = re.compile(r"(?m)^[ \t]{0,3}#{1,6}[ \t]+")
+
+
+def shown(snippet: str, text: str) -> str:
+    """A snippet of SNIPPET_SQL as text to read (docs/search.md): tags given
+    back their `<`; each fragment widened to whole words of `text` (the
+    chunk's text, which ts_headline cut at its own token boundaries:
+    `show]}` of `` `v-show` {#v-if-vs-v-show} ``); heading marks, heading
+    anchors and emphasis markers out (code spans kept as written);
+    whitespace runs collapsed to one space for a one-line display."""
+    plain_text = text.translate(_CONTROL_TO_SPACE)
+    fragments = snippet.replace(MASK, "<").split(FRAGMENT_DELIMITER)
+    widened = FRAGMENT_DELIMITER.join(_whole_words(f, plain_text) for f in fragments)
+    return " ".join(_without_markup(widened).split())
+
+
+def _whole_words(fragment: str, text: str) -> str:
+    """The fragment with the rest of the words it cuts at either end."""
+    bare = fragment.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_STOP, "")
+    at = text.find(bare) if bare.strip() else -1
+    if at < 0:
+        return fragment
+    start, end = at, at + len(bare)
+    while start > 0 and not text[start - 1].isspace() and at - start < MAX_WIDENING:
+        start -= 1
+    while end < len(text) and not text[end].isspace() and end - at - len(bare) < MAX_WIDENING:
+        end += 1
+    head = ("…" if start > 0 and not text[start - 1].isspace() else "") + text[start:at]
+    tail = text[at + len(bare) : end] + ("…" if end < len(text) and not text[end].isspace() else "")
+    return head + fragment + tail
+
+
+def _without_markup(snippet: str) -> str:
+    """Heading marks, anchors and emphasis markers out, outside code spans."""
+    pieces, last = [], 0
+    for code in _CODE_SPAN.finditer(snippet):
+        pieces.append(_plain(snippet[last : code.start()]))
+        pieces.append(code.group(0))
+        last = code.end()
+    pieces.append(_plain(snippet[last:]))
+    return "".join(pieces)
+
+
+def _plain(part: str) -> str:
+    part = _ANCHOR.sub("", _HEADING_MARKS.sub("", part))
+    previous = None
+    while previous != part:  # nested emphasis: `**_both_**`
+        previous, part = part, _EMPHASIS.sub(r"\2", part)
+    return part

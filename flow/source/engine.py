@@ -17,7 +17,17 @@ from mdchunks.plugin.recipe import Recipe
 from mdchunks.source.app import build_app, open_environment, process_document
 from mdchunks.source.ledger import RunLedger
 
-ProgressFn = Callable[[int, int], None]  # (documents done, documents in total)
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a run is, as its progress function is told every few tenths of a second."""
+
+    done: int  # documents done (processed, unchanged or failed)
+    total: int  # documents the walk found
+    bytes_processed: int  # sizes of the documents actually processed so far
+
+
+ProgressFn = Callable[[Progress], None]
 AliveFn = Callable[[], None]  # raises when the run must stop (the database went away)
 
 log = logging.getLogger("mdchunks")
@@ -88,7 +98,7 @@ async def run_once(
         database_url=database_url, root=root, state_dir=state_dir, run=run
     ) as env:
         handle = build_app(env, source=source, recipe=recipe).update(full_reprocess=full_reprocess)
-        poller = asyncio.create_task(_poll(handle, total, progress)) if progress else None
+        poller = asyncio.create_task(_poll(handle, run, progress)) if progress else None
         try:
             await _until_done(handle, alive)
         except MdchunksError:
@@ -102,7 +112,7 @@ async def run_once(
                     await poller
         stats = EngineStats.of(handle.stats())
     if progress:
-        progress(total, total)
+        progress(Progress(total, total, run.processed_bytes))
     return stats
 
 
@@ -189,11 +199,13 @@ async def _watch(alive: AliveFn) -> None:
         await asyncio.to_thread(alive)
 
 
-async def _poll(handle: coco.UpdateHandle[None], total: int, progress: ProgressFn) -> None:
+async def _poll(handle: coco.UpdateHandle[None], run: RunLedger, progress: ProgressFn) -> None:
+    total = len(run.listing.entries)
     while True:
         stats = handle.stats()
         group = stats.by_component.get(COMPONENT) if stats else None
-        progress(min(group.num_finished, total) if group else 0, total)
+        done = min(group.num_finished, total) if group else 0
+        progress(Progress(done, total, run.processed_bytes))
         await asyncio.sleep(PROGRESS_INTERVAL_SECONDS)
 
 

@@ -41,17 +41,20 @@ class RunLedger:
     raised: dict[str, str] = field(default_factory=dict)  # rel_path -> cause
     # Documents in flight, and those that killed an earlier run (flow/source/quarantine.py).
     quarantine: Quarantine = field(default_factory=Quarantine)
+    # The sum of the processed documents' sizes, kept as they are recorded: the
+    # progress line reads it while the engine runs, and never iterates the dict.
+    processed_bytes: int = 0
 
     def record(self, outcome: Processed) -> None:
+        earlier = self.processed.get(outcome.rel_path)
+        self.processed_bytes += outcome.size_bytes - (earlier.size_bytes if earlier else 0)
         self.processed[outcome.rel_path] = outcome
 
     def record_raised(self, rel_path: str, cause: str) -> None:
         self.raised[rel_path] = cause
-        self.processed.pop(rel_path, None)
-
-    @property
-    def processed_bytes(self) -> int:
-        return sum(outcome.size_bytes for outcome in self.processed.values())
+        earlier = self.processed.pop(rel_path, None)
+        if earlier is not None:
+            self.processed_bytes -= earlier.size_bytes
 
     @property
     def merges(self) -> int:

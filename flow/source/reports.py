@@ -68,6 +68,10 @@ class IngestReport:
     # The source's last recipe, described, when this run's is another (so every
     # document was chunked anew); None when the recipe stayed or the source is new.
     previous_recipe: str | None = None
+    # The run took the source's last settings (flow/source/settings.py), and
+    # what it changed of them ("chunk_size 2000 -> 1000").
+    remembered: bool = False
+    settings_changed: tuple[str, ...] = ()
     state_dir: Path | None = None
     engine_stats: engine.EngineStats = field(default_factory=engine.EngineStats)
     # Chunker counts (kept per document on mdchunks_documents): of the documents

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -52,10 +51,18 @@ from mdchunks.db import connection, database, migrate
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import MdchunksError, UsageError
-from mdchunks.heading_index.options import options_of
 from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES, Recipe
 from mdchunks.retrieval import embedder, embedding, lexical
-from mdchunks.source import catalog, engine, listing, lock, quarantine, reconcile, state
+from mdchunks.source import (
+    catalog,
+    engine,
+    listing,
+    lock,
+    quarantine,
+    reconcile,
+    settings,
+    state,
+)
 from mdchunks.source.ledger import Processed, RunLedger
 from mdchunks.source.reports import IngestReport, converted_of, counted, failures_of
 
@@ -77,8 +84,19 @@ def ingest(
     move: bool = False,
     verify: bool = False,
     lock_purpose: str = "ingest",
+    embed: bool | None = None,
+    embed_model: str | None = None,
+    embed_long_input: str | None = None,
+    **recipe_changes: Any,
 ) -> IngestReport:
     """Bring the rows of `source` in line with the documents under `root`.
+
+    The recipe: `recipe`, exactly; else the source's last settings (a new
+    source: the defaults) changed by `recipe_changes` (any recipe option the
+    CLI offers, None keeps it) and the embeddings' (flow/source/settings.py):
+    `embed` on (True) or off (False: the source's vectors are deleted), None
+    as last run; `embed_model` (implies `embed`); `embed_long_input`, the
+    long-input rule (flow/retrieval/embedder.py).
 
     `follow_outside_links`: follow symlinks that resolve outside `root` (by
     default they are reported as skipped, flow/source/listing.py). `move`: let a
@@ -87,7 +105,15 @@ def ingest(
     and mtime), and re-process those whose content changed. `lock_purpose`
     names the run to another run it keeps waiting ("backfill" for a backfill)."""
     started = time.perf_counter()
-    recipe = recipe or Recipe()
+    told = settings.Told(
+        {name: value for name, value in recipe_changes.items() if value is not None},
+        embed,
+        embed_model,
+        embed_long_input,
+    )
+    if recipe is not None and told != settings.Told():
+        raise TypeError("ingest() takes a recipe or recipe options, not both")
+    told.check("ingest")
     # 1. the request
     root_path = listing.check_root(Path(root))
     named = source is not None
@@ -98,12 +124,6 @@ def ingest(
     # 2. the database
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
-    if (
-        recipe.embed
-    ):  # before any work: the extra, pgvector and the table (flow/retrieval/embedding.py)
-        embedder.require_extra(recipe.embed)
-        with database.connect(db.url) as setup:
-            embedding.ensure_schema(setup)
     # 3. the source's lock
     with (
         database.losing_it_is_unavailable(db.url),
@@ -112,6 +132,16 @@ def ingest(
         quarantine.opened(state.state_dir_for(db, conn, source)) as chunking,
     ):
         known = catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)
+        chosen = (
+            settings.Settings(recipe, remembered=False, changed=())
+            if recipe is not None
+            else settings.resolve(known.recipe if known else None, told)
+        )
+        recipe = chosen.recipe
+        if recipe.embed:  # before any work: the extra, pgvector and the table
+            embedder.require_extra(recipe.embed)
+            with database.connect(db.url) as setup:
+                embedding.ensure_schema(setup)
         previous_recipe = (
             known.recipe.describe()
             if known is not None and known.recipe.fingerprint() != recipe.fingerprint()
@@ -151,7 +181,12 @@ def ingest(
         state.stamp(conn, source, state_dir)
         # 9. vectors follow the reconciled chunks (embed off: the source's go);
         # every run syncs them, so one stopped here leaves nothing behind.
-        vectors = embedding.sync(conn, source, recipe.embed)
+        vectors = embedding.sync(
+            conn,
+            source,
+            recipe.embed,
+            long_input=recipe.embed_long_input or embedder.DEFAULT_LONG_INPUT,
+        )
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
@@ -185,6 +220,8 @@ def ingest(
         healed=healed,
         state_reset=state_reset,
         previous_recipe=previous_recipe,
+        remembered=chosen.remembered,
+        settings_changed=chosen.changed,
         state_dir=state_dir,
         engine_stats=stats,
         chunker=recipe.chunker,
@@ -236,7 +273,8 @@ def _process_and_reconcile(
             listing=found, max_doc_bytes=ledger.max_doc_bytes, quarantine=ledger.quarantine
         )
         stats = stats + run_engine(heal_ledger, True)
-        ledger.processed.update(heal_ledger.processed)
+        for outcome in heal_ledger.processed.values():
+            ledger.record(outcome)
         ledger.raised = heal_ledger.raised
         result = reconcile.reconcile(
             conn,
@@ -276,12 +314,13 @@ def watch(
     it reports, and those of deleted files removed; the source's state is
     trusted again only when the watch ends cleanly (`state.distrust`).
     """
-    recipe = recipe or Recipe()
     root_path = listing.check_root(Path(root))
     source = source if source is not None else catalog.default_source_name(root_path)
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
     with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn:
+        if recipe is None:  # the source's last settings, as `ingest` takes them
+            recipe = settings.resolve(_last_recipe(conn, source), settings.Told()).recipe
         state_dir = state.state_dir_for(db, conn, source)
         state.distrust(conn, source)
         ledger = RunLedger(
@@ -350,6 +389,7 @@ def backfill(
     source: str | None = None,
     embed: bool | None = None,
     embed_model: str | None = None,
+    embed_long_input: str | None = None,
     database_url: str | None = None,
     data_dir: Path | None = None,
     full_reprocess: bool = False,
@@ -358,22 +398,14 @@ def backfill(
     **recipe_changes: Any,
 ) -> list[IngestReport]:
     """Re-process the documents of a source (default: every source) under the
-    recipe it was last ingested with, changed by `recipe_changes` (any recipe
-    option the CLI offers, e.g. `chunk_size=1500, headings=True`; None keeps
-    it), and with the heading index of the code that runs now. Files are only
-    read. Every document whose rows were made by another recipe is
-    re-processed; when the recipe is the same, nothing is (pass
-    `full_reprocess` to force it). `embed`: keep (True) or delete (False) the
-    vectors, None as last ingested; `embed_model` (implies `embed`): the model
-    (flow/retrieval/embedder.py), whose change re-embeds every chunk; with `embed` alone,
-    the source's last model, else the default."""
-    offered = {name for name, _, info in options_of(Recipe) if info.cli}
-    unknown = sorted(set(recipe_changes) - offered)
-    if unknown:
-        raise TypeError(f"backfill() got unknown recipe options: {', '.join(unknown)}")
-    if embed is False and embed_model is not None:
-        raise UsageError("--no-embed and --embed-model contradict each other: choose one")
-    model = None if embed_model is None else embedder.model_key(embed_model)
+    recipe it was last ingested with, changed by `recipe_changes` and the
+    embedding options, as `ingest` takes them (flow/source/settings.py), and
+    with the heading index of the code that runs now. Files are only read.
+    Every document whose rows were made by another recipe is re-processed;
+    when the recipe is the same, nothing is (pass `full_reprocess` to force
+    it). A model change re-embeds every chunk."""
+    told = settings.Told(recipe_changes, embed, embed_model, embed_long_input)
+    told.check("backfill")
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
     with database.connect(db.url) as conn:
@@ -391,15 +423,7 @@ def backfill(
             records = [record]
     reports = []
     for record in records:
-        try:
-            recipe = record.recipe.with_options(**recipe_changes)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        if model is not None:
-            recipe = dataclasses.replace(recipe, embed=model)
-        elif embed is not None:  # None: as last ingested
-            kept = recipe.embed or embedder.DEFAULT_MODEL
-            recipe = dataclasses.replace(recipe, embed=kept if embed else None)
+        settings.resolve(record.recipe, told)  # a bad option refuses before any run
         if not record.root.is_dir():
             raise UsageError(
                 f"the folder of source {record.source!r}, {record.root}, is gone; "
@@ -409,7 +433,6 @@ def backfill(
             ingest(
                 record.root,
                 source=record.source,
-                recipe=recipe,
                 database_url=db.url,
                 data_dir=db.data_dir,
                 full_reprocess=full_reprocess,
@@ -417,9 +440,18 @@ def backfill(
                 lock_wait=lock_wait,
                 progress=progress,
                 lock_purpose="backfill",
+                embed=embed,
+                embed_model=embed_model,
+                embed_long_input=embed_long_input,
+                **recipe_changes,
             )
         )
     return reports
+
+
+def _last_recipe(conn: Connection, source: str) -> Recipe | None:
+    record = catalog.lookup(conn, source)
+    return None if record is None else record.recipe
 
 
 def _engine_runner(

@@ -110,7 +110,7 @@ def test_ingest_prints_a_summary_and_status_shows_the_source(run_cli: RunCli, do
     assert "docs" in status.out and "documents 8 (0 failed)" in status.out
     assert "current" in status.out and "chunk 1200/1000/200 bytes" in status.out
 
-    run_cli("ingest", str(docs), "--source", "docs")  # back to the default recipe
+    run_cli("ingest", str(docs), "--source", "docs", "--chunk-size", "2000")  # the defaults
     status = run_cli("status")
     assert "stale" not in status.out  # the run left no row of the old recipe
 

@@ -450,3 +450,33 @@ def test_a_semantic_hit_names_the_section_nearest_the_query(
         assert hit.stored_breadcrumb == "Animals"  # where the one chunk starts
         assert hit.matched_section is not None and hit.matched_section.held == 3
         assert hit.breadcrumb == f"Animals > {heading}"
+
+
+def test_a_plain_ingest_keeps_the_vectors_and_only_no_embed_deletes_them(
+    run_cli: RunCli, tmp_path: Path, database_url: str
+) -> None:
+    """One forgotten --embed cost a re-embedding of the whole source; the
+    source remembers it, and only --no-embed, by name, deletes the vectors."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Owls\n\nOwls hunt at night.\n\n## Barn owls\n\nPale faces.\n")
+    assert run_cli("ingest", str(root), "--embed").code == 0
+    stored = len(_vectors(database_url, "notes"))
+    assert stored > 0
+
+    plain = run_cli("ingest", str(root))
+    assert plain.code == 0, plain.err
+    assert plain.out.splitlines()[0].endswith("; the source's last settings")
+    assert f"vectors:   0 embedded, 0 deleted ({stored} in the source" in plain.out
+    assert len(_vectors(database_url, "notes")) == stored
+
+    rule = run_cli("ingest", str(root), "--embed-long-input", "truncate")
+    assert "changed: embed_long_input windows -> truncate" in rule.out
+    kept = run_cli("ingest", str(root)).out.splitlines()[0]
+    assert "(long inputs: truncate)" in kept and kept.endswith("; the source's last settings")
+
+    off = run_cli("ingest", str(root), "--no-embed")
+    assert f"changed: embed {embedder.DEFAULT_MODEL} -> off" in off.out
+    assert f"vectors:   0 embedded, {stored} deleted (0 in the source; embeddings off" in off.out
+    assert _vectors(database_url, "notes") == []
+    assert "vectors:" not in run_cli("ingest", str(root)).out  # off is remembered too

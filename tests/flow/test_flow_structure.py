@@ -154,8 +154,13 @@ def test_switching_the_chunker_reprocesses_everything_and_leaves_no_old_rows(
     ]
     assert_rows_match_files(database_url, corpus, recipe=STRUCTURE)
 
-    # Structure-only options change nothing under the recursive chunker...
-    back = run_cli("ingest", str(corpus), "--source", "docs", "--split-levels", "2")
+    # A plain ingest keeps the source's chunker (the structure one)...
+    kept = run_cli("ingest", str(corpus), "--source", "docs")
+    assert kept.code == 0 and "0 processed" in kept.out
+    # ...structure-only options change nothing under the recursive chunker...
+    back = run_cli(
+        "ingest", str(corpus), "--source", "docs", "--chunker", "recursive", "--split-levels", "2"
+    )
     assert back.code == 0 and f"{documents} processed" in back.out
     assert_rows_match_files(database_url, corpus)
     same = run_cli("ingest", str(corpus), "--source", "docs", "--merged-path", "common")
