@@ -22,9 +22,12 @@ from mdchunks.source.ledger import RunLedger
 class Progress:
     """Where a run is, as its progress function is told every few tenths of a second."""
 
-    done: int  # documents done (processed, unchanged or failed)
-    total: int  # documents the walk found
+    done: int  # documents done (processed, unchanged or failed), or vectors written
+    total: int  # documents the walk found, or vectors to write
     bytes_processed: int  # sizes of the documents actually processed so far
+    # What is counted: "documents" while the engine runs, then "vectors"
+    # while the chunks are embedded (`ingest --embed`).
+    unit: str = "documents"
 
 
 ProgressFn = Callable[[Progress], None]

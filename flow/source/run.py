@@ -186,6 +186,7 @@ def ingest(
             source,
             recipe.embed,
             long_input=recipe.embed_long_input or embedder.DEFAULT_LONG_INPUT,
+            progress=_vectors_progress(progress),
         )
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
@@ -447,6 +448,13 @@ def backfill(
             )
         )
     return reports
+
+
+def _vectors_progress(progress: ProgressFn | None) -> embedding.ProgressFn | None:
+    """The run's progress function, told of the vectors as they are written."""
+    if progress is None:
+        return None
+    return lambda written, total: progress(engine.Progress(written, total, 0, unit="vectors"))
 
 
 def _last_recipe(conn: Connection, source: str) -> Recipe | None:

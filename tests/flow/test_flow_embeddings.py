@@ -480,3 +480,14 @@ def test_a_plain_ingest_keeps_the_vectors_and_only_no_embed_deletes_them(
     assert f"vectors:   0 embedded, {stored} deleted (0 in the source; embeddings off" in off.out
     assert _vectors(database_url, "notes") == []
     assert "vectors:" not in run_cli("ingest", str(root)).out  # off is remembered too
+
+
+def test_the_progress_function_is_told_of_the_vectors_too(ingest: Ingest, tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Owls\n\nOwls hunt at night.\n\n## Barn owls\n\nPale faces.\n")
+    seen: list[mdchunks.Progress] = []
+    report = ingest(root, recipe=EMBED, progress=seen.append)
+    units = [p.unit for p in seen]
+    assert units[0] == "documents" and units[-1] == "vectors"
+    assert (seen[-1].done, seen[-1].total) == (report.vectors_written,) * 2

@@ -66,3 +66,8 @@ def test_quiet_prints_no_progress_and_the_summary(run_cli: RunCli, docs: Path) -
     assert "documents: 8 processed" in result.out
     again = run_cli("backfill", "--source", "docs", "-q", "--chunk-size", "1500")
     assert again.code == 0 and again.err == ""
+
+
+def test_while_the_chunks_are_embedded_the_line_counts_vectors() -> None:
+    line = progress_line("ingesting vue", api.Progress(256, 688, 0, unit="vectors"), 40.0)
+    assert line == "ingesting vue: 256 of 688 vectors, 40 s"
