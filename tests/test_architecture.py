@@ -60,17 +60,22 @@ def test_the_wheel_adds_one_import_name(installed: Path) -> None:
     assert "mdchunks = mdchunks.__main__:main" in entry_points
 
 
-def test_import_contracts_hold(installed: Path) -> None:
-    # Contracts live in pyproject.toml [tool.importlinter]. They are checked on
-    # the installed layout: in the checkout mdchunks.heading_index is a mapped
-    # folder, which import-linter cannot follow.
-    result = subprocess.run(
+def _lint_imports(site: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter's contracts (pyproject.toml) over the package installed in `site`."""
+    return subprocess.run(
         [_tool("lint-imports"), "--no-cache"],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": f"{installed}{os.pathsep}{ROOT}"},
+        env={**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{ROOT}"},
     )
+
+
+def test_import_contracts_hold(installed: Path) -> None:
+    # Contracts live in pyproject.toml [tool.importlinter]. They are checked on
+    # the installed layout: in the checkout mdchunks.heading_index is a mapped
+    # folder, which import-linter cannot follow.
+    result = _lint_imports(installed)
     assert result.returncode == 0, result.stdout + result.stderr
     assert " 0 broken" in result.stdout, result.stdout
     assert "Module 'mdchunks" not in result.stdout  # every contract's modules resolved
@@ -93,13 +98,7 @@ def test_import_contracts_fail_on_a_breach(
     shutil.copytree(installed, site)
     target = site / "mdchunks" / module
     target.write_text(target.read_text() + f"\n{breach}  # the breach\n")
-    result = subprocess.run(
-        [_tool("lint-imports"), "--no-cache"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{ROOT}"},
-    )
+    result = _lint_imports(site)
     assert result.returncode != 0, result.stdout
     assert f"{contract} BROKEN" in result.stdout, result.stdout
 
