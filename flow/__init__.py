@@ -9,7 +9,7 @@ Two faces over one chunker:
   `mount_section_table`, `section_table_sql`; `document_text` and
   `document_markdown` (HTML, DOCX and PDF through the importers)
   (examples/chunks_with_word_count.py is a whole app);
-- the managed face, what the `mdchunks` command runs (README, "The CLI"):
+- the managed face, what the `mdchunks` command runs (docs/cli.md):
 
       import mdchunks
       report = mdchunks.ingest("docs/", source="docs")       # -> IngestReport

@@ -4,8 +4,8 @@ The command sets up its own process before cocoindex is imported: no
 telemetry (cocoindex otherwise sends usage events to a network host, and
 mdchunks promises no network access beyond the database) and the engine's
 Rust log at error level (it is read once, at import; RUST_LOG=warn shows it
-again). The library does none of this in a host's process (README, "Use it
-in your own cocoindex app").
+again). The library does none of this in a host's process (docs/plugin.md,
+"What the library does not do in your process").
 """
 
 from __future__ import annotations

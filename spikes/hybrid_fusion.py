@@ -1,5 +1,5 @@
 """Which fusion for `hybrid`? Recall of weighted RRF variants over the product's
-own BM25 and semantic rankings (README "Search"; issue #12).
+own BM25 and semantic rankings (docs/search.md; issue #12).
 
     python -m spikes.hybrid_fusion --corpus PATH --golden FILE [--no-cache]
         [--long-input windows|truncate]

@@ -206,7 +206,7 @@ def embedded() -> Iterator[EmbeddedServer]:
 
 # -- the quick tier ---------------------------------------------------------------
 # `pytest -m quick` runs the pure tests: no PostgreSQL, no cocoindex engine run,
-# no wheel build (README: Tests). A test is quick unless it asks, directly or
+# no wheel build (docs/tests.md). A test is quick unless it asks, directly or
 # through another fixture, for one of SLOW_FIXTURES, lives in a SLOW_FOLDERS
 # folder, or is marked `slow` (an engine run without a database fixture). With
 # `-m quick` the property tests also take the hypothesis profile `quick`: a

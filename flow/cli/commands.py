@@ -516,7 +516,7 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     show_default=True,
     help="BM25 side (bm25, hybrid): `any`, chunks with any of the query's words (rare "
     "words weigh more); `all`, only chunks with every word. `any` is the default: on the "
-    "rust-book golden set of questions it finds the answer far more often (README).",
+    "rust-book golden set of questions it finds the answer far more often (docs/search.md).",
 )
 @click.option(
     "--expand",

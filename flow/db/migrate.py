@@ -145,8 +145,8 @@ def _pending(conn: Connection) -> tuple[str, ...]:
         raise DatabaseUnavailable(
             f"this role may not read {connection.quote_ident(schema, MIGRATION_TABLE)}, the "
             f"record of the migrations applied: grant it USAGE ON SCHEMA {BOOKKEEPING_SCHEMA} "
-            f"and SELECT ON {BOOKKEEPING_SCHEMA}.{MIGRATION_TABLE} (README: the rights ingest "
-            "needs)"
+            f"and SELECT ON {BOOKKEEPING_SCHEMA}.{MIGRATION_TABLE} (docs/rows-and-table.md: "
+            "the rights ingest needs)"
         ) from None
     applied = {row[0] for row in rows}
     return tuple(mid for mid in migration_ids() if mid not in applied)

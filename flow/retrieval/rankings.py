@@ -40,7 +40,7 @@ DEFAULT_METHOD: str | None = None  # hybrid when vectors exist, else bm25
 DEFAULT_MATCH = "any"
 HYBRID_DEPTH = 50  # candidates taken from each ranking before fusion
 # Weighted RRF of [bm25, semantic]: k = 5 and BM25 counting twice. Measured on
-# the rust-book golden set (markdown chunker; README "Search"): plain RRF
+# the rust-book golden set (markdown chunker; docs/search.md): plain RRF
 # (k = 60, equal weights) fell below BM25 alone (recall@5 0.667 against 0.750),
 # because all-MiniLM-L6-v2 alone is much weaker there (0.611); k = 5 lets the
 # top ranks decide, and the double weight keeps BM25's first hit first.

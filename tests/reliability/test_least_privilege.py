@@ -43,7 +43,7 @@ from reliability_support import (
 SOURCE = "docs"
 NO_NETWORK = [sys.executable, str(Path(__file__).with_name("no_network.py"))]
 
-# What `mdchunks ingest` and `backfill` need, table by table (README: Guarantees).
+# What `mdchunks ingest` and `backfill` need, table by table (docs/rows-and-table.md).
 INGEST_GRANTS = {
     "content_chunks": "SELECT, INSERT, UPDATE, DELETE",
     "content_sections": "SELECT, INSERT, UPDATE, DELETE",
@@ -167,7 +167,7 @@ def test_a_role_with_only_dml_rights_ingests(
     assert documents(restricted, SOURCE) == documents(reference, SOURCE)
     assert_invariants(restricted, SOURCE)
 
-    # Without DELETE on mdchunks_sources (the README's grants), drop says so
+    # Without DELETE on mdchunks_sources (docs/rows-and-table.md's grants), drop says so
     # in one line and deletes nothing.
     dropped = run_cli("drop", "--yes", *args)
     assert dropped.code == 3, dropped.text
@@ -182,7 +182,7 @@ def test_a_role_with_only_dml_rights_ingests(
 def test_a_dml_role_embeds_into_an_old_vector_table_it_may_not_upgrade(
     restricted: str, database_url: str, tmp_path: Path
 ) -> None:
-    """Embeddings with DML rights only (README: the grants), on a table of the
+    """Embeddings with DML rights only (docs/rows-and-table.md: the grants), on a table of the
     shape an older mdchunks made (`embedding vector(384)`): the role may
     neither upgrade it nor make the HNSW index, and still embeds (384
     dimensions fit), is told the index is missing, and searches (exactly)."""
