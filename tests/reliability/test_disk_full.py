@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 from mdchunks.source import space
-from reliability_support import Done, count_rows, finish, run_cli, start_cli, wait_until
+from reliability_support import Done, count_rows, finish, kill, run_cli, start_cli, wait_until
 
 from tests.flow.flow_checks import assert_rows_match_files
 
@@ -148,7 +148,11 @@ def test_engine_state_filling_up_stops_the_run_in_one_line(
         # Filled to the last block while the engine writes (its first rows are in).
         assert wait_until(lambda: count_rows(database_url, "notes") > 0, timeout=RUN_TIMEOUT)
         filler = _fill_up(mount)
-        done = finish(run, timeout=RUN_TIMEOUT)
+        try:
+            done = finish(run, timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            kill(run)
+            pytest.fail(f"the run did not stop within {RUN_TIMEOUT} s of its disk filling up")
         _assert_stopped_by_full_disk(done, "the engine state is nearly full", mount)
         assert "the source is marked unfinished" in done.err
         _assert_unfinished(where, "notes")
