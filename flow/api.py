@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shutil
 import uuid
 from collections.abc import Iterator, Sequence
@@ -93,6 +94,8 @@ __all__ = [
 Progress = engine.Progress
 ProgressFn = engine.ProgressFn
 
+log = logging.getLogger("mdchunks")
+
 
 # -- status ---------------------------------------------------------------------------
 
@@ -121,6 +124,7 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                 str(name): {str(suffix): int(n) for suffix, n in json.loads(found).items()}
                 for name, found in conn.execute(QUERIES["status_skipped"])
             }
+            unfinished = state.unfinished(conn)
             for row in conn.execute(QUERIES["status_sources"]):
                 name, root, _recipe, _updated, documents, failed, chunks, with_headings = row
                 sources.append(
@@ -134,6 +138,8 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                         recipes=tuple(recipes.get(name, [])),
                         formats=counted(formats.get(name, {})),
                         skipped_suffixes=counted(skipped.get(name, {})),
+                        unfinished=name in unfinished and not unfinished[name],
+                        running=unfinished.get(name, False),
                     )
                 )
     return StatusReport(
@@ -243,6 +249,8 @@ def search(
     if method not in (None, "bm25") and searched.managed:
         embedder.require_extra(model or embedder.DEFAULT_MODEL)
     with _reading(searched, database_url, data_dir, source) as (conn, _db):
+        if searched.managed:
+            _warn_unfinished(conn, source)
         if method is None:
             method = rankings.choose_method(conn, source, searched)
         key: str | None = None
@@ -672,6 +680,20 @@ def _reading(
             _require_source(conn, source, table)
         _require_chunks(conn, db, source, table)
         yield conn, db
+
+
+def _warn_unfinished(conn: Connection, source: str | None) -> None:
+    """One line (the `mdchunks` logger) per searched source whose rows a run
+    left half-written (docs/reliability.md): the hits are shown all the same."""
+    for name, running in state.unfinished(conn, source).items():
+        if running:
+            log.warning("source %r is being ingested now: its rows may be incomplete", name)
+        else:
+            log.warning(
+                "source %r: its last run did not finish, so its rows may be incomplete "
+                "or stale; run `mdchunks ingest` on it again",
+                name,
+            )
 
 
 # -- migrate, drop ---------------------------------------------------------------------

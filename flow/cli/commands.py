@@ -464,7 +464,8 @@ def backfill(
 def status(database_url: str | None, data_dir: Path | None) -> None:
     """Show each source: documents, chunks, the share of chunks with headings,
     rows per recipe (rows of a recipe other than the source's current one are
-    stale: `backfill` replaces them), and the database in use. Creates no
+    stale: `backfill` replaces them), whether the source's last run did not
+    finish (its rows may be incomplete), and the database in use. Creates no
     database: on a data dir without an embedded PostgreSQL it says so (exit 2)."""
     report = api.status(database_url=database_url, data_dir=data_dir)
     kind = "embedded PostgreSQL" if report.embedded else "PostgreSQL"
@@ -488,6 +489,13 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
             f"  documents {source.documents} ({source.failed} failed{converted}), "
             f"chunks {source.chunks}, {source.heading_share:.0%} with headings"
         )
+        if source.unfinished:
+            out.print(
+                "  [yellow]last run did not finish[/yellow]: its rows may be incomplete "
+                "or stale; run `mdchunks ingest` on it again"
+            )
+        elif source.running:
+            out.print("  a run is ingesting it now")
         if source.skipped_suffixes:
             skipped = reports.describe_skipped(source.skipped_suffixes)
             out.print(f"  skipped by the last walk (not ingested): {escape(shown(skipped))}")
@@ -899,7 +907,12 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
             f"  [yellow]note:[/yellow] the recipe changed, so every document was chunked anew; "
             f"the source's last was {escape(report.previous_recipe)}"
         )
-    if report.state_reset:
+    if report.state_reset and report.after_unfinished:
+        out.print(
+            "  [yellow]note:[/yellow] the last run of this source did not finish (stopped "
+            "or killed); every document was processed afresh"
+        )
+    elif report.state_reset:
         out.print(
             "  [yellow]note:[/yellow] the engine state here had not made this source's rows "
             "(another data dir ingested it since, or a restore); every document was "

@@ -60,6 +60,11 @@ class Database:
     psql_bin: Path | None = None  # the bundled psql, for an embedded server
 
     @property
+    def pgdata(self) -> Path | None:
+        """The embedded server's data folder (None: a server given by URL)."""
+        return self.data_dir / "pg" if self.embedded else None
+
+    @property
     def display(self) -> str:
         return redact(self.url)
 

@@ -209,6 +209,26 @@ LEFT JOIN (
 ) c USING (source)
 ORDER BY s.source;
 
+-- name: unfinished_runs
+-- Sources whose last run marked their engine state in progress and did not
+-- stamp it (flow/source/state.py), optionally one (%(source)s NULL: all),
+-- and whether a run holds the source's lock now (flow/source/lock.py's key).
+SELECT s.source,
+       EXISTS (
+           SELECT 1 FROM pg_locks l
+           WHERE l.locktype = 'advisory'
+             AND l.granted
+             AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+             AND l.classid = ((k.key >> 32) & 4294967295)::bigint::oid
+             AND l.objid = (k.key & 4294967295)::bigint::oid
+             AND l.objsubid = 1
+       ) AS running
+FROM mdchunks_sources s
+CROSS JOIN LATERAL (SELECT hashtextextended(%(lock_prefix)s::text || s.source, 0) AS key) k
+WHERE starts_with(s.state_token, %(in_progress)s::text)
+  AND (%(source)s::text IS NULL OR s.source = %(source)s::text)
+ORDER BY s.source;
+
 -- name: status_formats
 -- Each source's ingested documents (failed ones apart) by what their files
 -- were (markdown, text, html, ...).

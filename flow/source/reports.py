@@ -65,6 +65,7 @@ class IngestReport:
     seconds: float
     healed: bool = False  # the state disagreed with the database: all re-processed
     state_reset: bool = False  # the engine state had not made these rows: started afresh
+    after_unfinished: bool = False  # the source's last run did not finish (flow/source/state.py)
     # The source's last recipe, described, when this run's is another (so every
     # document was chunked anew); None when the recipe stayed or the source is new.
     previous_recipe: str | None = None
@@ -140,6 +141,10 @@ class SourceStatus:
     recipes: tuple[RecipeRows, ...]
     formats: Counts = ()  # documents by what their files were
     skipped_suffixes: Counts = ()  # files the last walk did not take
+    # The last run marked the source in progress and did not finish
+    # (flow/source/state.py); `running`: a run holds its lock now.
+    unfinished: bool = False
+    running: bool = False
 
     @property
     def heading_share(self) -> float:

@@ -61,6 +61,7 @@ from mdchunks.source import (
     quarantine,
     reconcile,
     settings,
+    space,
     state,
 )
 from mdchunks.source.ledger import Processed, RunLedger
@@ -152,7 +153,12 @@ def ingest(
         )
         # 4. the engine state
         state_dir = state.state_dir_for(db, conn, source)
+        after_unfinished = source in state.unfinished(conn, source)
         state_reset = not state.trust(conn, source, state_dir)
+        # A disk nearly full refuses the run before it marks anything; one
+        # that fills under it stops it (flow/source/space.py).
+        disks = space.watched(state_dir, db.pgdata)
+        space.check(disks, started=False)
         state.distrust(conn, source)
         # 5. the walk
         found = listing.walk(
@@ -162,7 +168,7 @@ def ingest(
         window = reconcile.begin(conn, source)
         # 6. the engine, then the reconciliation (healing lost state once)
         run_engine = _engine_runner(
-            db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn)
+            db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn, disks)
         )
         ledger = RunLedger(
             listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking, verify=verify
@@ -220,6 +226,7 @@ def ingest(
         seconds=time.perf_counter() - started,
         healed=healed,
         state_reset=state_reset,
+        after_unfinished=after_unfinished,
         previous_recipe=previous_recipe,
         remembered=chosen.remembered,
         settings_changed=chosen.changed,
@@ -502,11 +509,16 @@ def run_engine_once(
 ALIVE_TIMEOUT_SECONDS = 30.0
 
 
-def _alive_check(db: database.Database, conn: Connection) -> engine.AliveFn:
-    """Raises when the connection holding the source's lock is gone (and the lock
-    with it): the engine then stops the run instead of retrying its writes."""
+def _alive_check(
+    db: database.Database, conn: Connection, disks: tuple[space.Watched, ...]
+) -> engine.AliveFn:
+    """Raises when a disk the run writes is nearly full, or the connection
+    holding the source's lock is gone (and the lock with it): the engine then
+    stops the run instead of retrying its writes. Space first: an embedded
+    server whose WAL could not grow is gone because its disk is full."""
 
     def alive() -> None:
+        space.check(disks, started=True)
         try:
             conn.execute("SELECT 1", timeout=ALIVE_TIMEOUT_SECONDS)
         except connection.Error as exc:

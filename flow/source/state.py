@@ -16,7 +16,8 @@ from pathlib import Path
 
 from mdchunks.db import database
 from mdchunks.db.connection import Connection
-from mdchunks.source import catalog
+from mdchunks.db.queries import QUERIES
+from mdchunks.source import catalog, lock
 
 
 def state_dir_for(db: database.Database, conn: Connection, source: str) -> Path:
@@ -72,3 +73,15 @@ def stamp(conn: Connection, source: str, state_dir: Path) -> None:
     staged.write_text(token + "\n")
     staged.replace(state_dir / STATE_TOKEN_FILE)
     catalog.set_state_token(conn, source, token)
+
+
+def unfinished(conn: Connection, source: str | None = None) -> dict[str, bool]:
+    """The sources (or `source`) whose last run did not finish: it marked
+    the state in progress (`distrust`) and never stamped it, because it
+    stopped (a full disk, a lost database, a crash, a kill) or because it
+    runs now. Each maps to True when a run holds the source's lock now."""
+    rows = conn.execute(
+        QUERIES["unfinished_runs"],
+        {"source": source, "in_progress": RUN_IN_PROGRESS, "lock_prefix": lock.lock_name("")},
+    ).fetchall()
+    return {str(name): bool(running) for name, running in rows}

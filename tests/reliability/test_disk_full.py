@@ -1,0 +1,192 @@
+"""Issue 26, item 3: a full disk is one line and exit 3, and a run it stopped
+is shown as unfinished (docs/reliability.md, "A full disk").
+
+Real filesystems that fill: a tmpfs mounted (as root: CI runs as root) under
+the engine state's folder, or under the embedded PostgreSQL's data, filled
+by a file of our own to just above the free space a run keeps
+(flow/source/space.py), then a generated corpus whose rows and state need
+more. Filling with a file rather than mounting a tmpfs smaller than the
+corpus keeps each run to a few MB of markdown (seconds, not minutes), and
+deleting it is how space comes back; or filled to the last block while the
+engine writes, as another program would. The run must stop with one line naming
+the filesystem, and `status` and `search` must say the source is unfinished;
+after the file is gone the next run must give exactly a clean run's rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mdchunks.source import space
+from reliability_support import Done, count_rows, finish, kill, run_cli, start_cli, wait_until
+
+from tests.flow.flow_checks import assert_rows_match_files
+
+RUN_TIMEOUT = 120  # seconds; a run that met a full disk used to retry forever
+MB = 1024 * 1024
+
+
+def _corpus(root: Path, megabytes: float) -> Path:
+    """Markdown documents of headings and prose, `megabytes` in all."""
+    rng = random.Random(26)
+    words = [f"w{i}x{rng.randrange(10**6)}" for i in range(3000)]
+    root.mkdir(parents=True)
+    total, n = 0, 0
+    while total < megabytes * MB:
+        sections = "".join(
+            f"## Section {s}\n\n" + " ".join(rng.choice(words) for _ in range(300)) + "\n\n"
+            for s in range(40)
+        )
+        text = f"# Document {n}\n\n{sections}"
+        (root / f"doc{n:03d}.md").write_text(text)
+        total, n = total + len(text), n + 1
+    return root
+
+
+@contextlib.contextmanager
+def _tmpfs(where: Path, megabytes: int) -> Iterator[Path]:
+    """A tmpfs of `megabytes` mounted at `where` for the block. Not mountable
+    here is a failure, not a skip: the test would prove nothing."""
+    where.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={megabytes}m", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.fail(
+            f"these tests need a real small filesystem: `mount -t tmpfs` failed "
+            f"({mounted.stderr.strip() or mounted.returncode}); run them as root (CI does)"
+        )
+    try:
+        yield where
+    finally:
+        if subprocess.run(["umount", str(where)], check=False).returncode != 0:
+            subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def _fill(mount: Path, leave: int) -> Path:
+    """A file that leaves `space.RESERVE_BYTES + leave` bytes free on `mount`."""
+    stats = os.statvfs(mount)
+    free = stats.f_bavail * stats.f_frsize
+    filler = mount / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.posix_fallocate(descriptor, 0, free - space.RESERVE_BYTES - leave)
+    finally:
+        os.close(descriptor)
+    return filler
+
+
+def _fill_up(mount: Path) -> Path:
+    """Another program fills the filesystem to the last block, as a run goes on."""
+    filler = mount / "filler"
+    block = b"\0" * (64 * 1024)
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as out:
+        while True:
+            out.write(block)
+    return filler
+
+
+def _assert_stopped_by_full_disk(done: Done, names: str, mount: Path) -> None:
+    """Exit 3, one error line naming the filesystem and what to do, no
+    engine log or backtrace anywhere (the progress lines apart, with -q none)."""
+    assert done.code == 3, done.text
+    for noise in ("Traceback", "backtrace", "ERROR", "os error"):
+        assert noise not in done.text, done.text
+    lines = [line for line in done.err.splitlines() if line.strip()]
+    assert len(lines) == 1, done.err
+    assert done.out == "", done.out
+    line = lines[0]
+    assert line.startswith("error: the filesystem of ") and names in line, line
+    assert str(mount) in line and "free space there" in line, line
+    assert "run the same command again" in line, line
+
+
+def _assert_unfinished(where: list[str], source: str) -> None:
+    status = run_cli("status", *where, timeout=RUN_TIMEOUT)
+    assert status.code == 0, status.text
+    assert "last run did not finish" in status.out, status.out
+    found = run_cli("search", "Section", "-k", "1", *where, timeout=RUN_TIMEOUT)
+    assert found.code == 0 and f"{source}:doc" in found.out, found.text
+    warned = [line for line in found.err.splitlines() if line.strip()]
+    assert len(warned) == 1 and "its last run did not finish" in warned[0], found.err
+    assert repr(source) in warned[0], found.err
+
+
+def _recover(where: list[str], root: Path, source: str, url: str) -> None:
+    again = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
+    assert again.code == 0, again.text
+    assert "last run of this source did not finish" in again.out, again.out
+    assert_rows_match_files(url, root, source=source)
+    status = run_cli("status", *where, timeout=RUN_TIMEOUT)
+    assert status.code == 0 and "did not finish" not in status.out, status.text
+    found = run_cli("search", "Section", "-k", "1", *where, timeout=RUN_TIMEOUT)
+    assert found.code == 0 and found.err == "", found.text
+
+
+def _given_url(tmp_path: Path, database_url: str, megabytes: float) -> tuple[Path, Path, list[str]]:
+    """A corpus, a data dir for the engine state, and the session's database."""
+    data_dir = tmp_path / "data"
+    where = ["--database-url", database_url, "--data-dir", str(data_dir)]
+    return _corpus(tmp_path / "notes", megabytes), data_dir, where
+
+
+def test_engine_state_filling_up_stops_the_run_in_one_line(
+    tmp_path: Path, database_url: str
+) -> None:
+    root, data_dir, where = _given_url(tmp_path, database_url, 2)
+    with _tmpfs(data_dir / "state", space.RESERVE_BYTES // MB + 16) as mount:
+        run = start_cli("ingest", str(root), "-q", *where)
+        # Filled to the last block while the engine writes (its first rows are in).
+        assert wait_until(lambda: count_rows(database_url, "notes") > 0, timeout=RUN_TIMEOUT)
+        filler = _fill_up(mount)
+        try:
+            done = finish(run, timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            kill(run)
+            pytest.fail(f"the run did not stop within {RUN_TIMEOUT} s of its disk filling up")
+        _assert_stopped_by_full_disk(done, "the engine state is nearly full", mount)
+        assert "the source is marked unfinished" in done.err
+        _assert_unfinished(where, "notes")
+        filler.unlink()  # space comes back
+        _recover(where, root, "notes", database_url)
+
+
+def test_database_filling_up_stops_the_run_in_one_line(tmp_path: Path) -> None:
+    root = _corpus(tmp_path / "notes", 2)
+    data_dir = tmp_path / "data"
+    pgdata = data_dir / "pg"
+    where = ["--data-dir", str(data_dir)]
+    # The embedded server's own files take some 45 MB.
+    with _tmpfs(pgdata, space.RESERVE_BYTES // MB + 96) as mount:
+        try:
+            made = run_cli("migrate", *where, timeout=RUN_TIMEOUT)
+            assert made.code == 0, made.text
+            filler = _fill(mount, leave=MB)
+            done = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
+            _assert_stopped_by_full_disk(done, "the embedded PostgreSQL's data", mount)
+            _assert_unfinished(where, "notes")
+            filler.unlink()
+            _recover(where, root, "notes", f"postgresql://postgres:@/mdchunks?host={pgdata}")
+        finally:
+            run_cli("stop", *where, timeout=RUN_TIMEOUT)
+
+
+def test_a_disk_already_full_refuses_the_run_and_changes_nothing(
+    tmp_path: Path, database_url: str
+) -> None:
+    root, data_dir, where = _given_url(tmp_path, database_url, 0.1)
+    with _tmpfs(data_dir / "state", 16) as mount:
+        done = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
+        _assert_stopped_by_full_disk(done, "the engine state is nearly full", mount)
+        assert "nothing was changed" in done.err
+        status = run_cli("status", *where, timeout=RUN_TIMEOUT)
+        assert status.code == 0 and "did not finish" not in status.out, status.text
