@@ -87,7 +87,8 @@ def prune(conn: Connection, *, source: str, recipe: str, rel_paths: list[str]) -
     """Delete the section rows of `rel_paths` their document rows do not declare."""
     if rel_paths:
         conn.execute(
-            QUERIES["reconcile_sections"], {"source": source, "recipe": recipe, "rel_paths": rel_paths}
+            QUERIES["reconcile_sections"],
+            {"source": source, "recipe": recipe, "rel_paths": rel_paths},
         )
 
 
