@@ -139,9 +139,11 @@ WHERE source = %(source)s
 -- name: reconcile_sections
 -- Every section row must be declared by its document's row, as for chunks
 -- (reconcile_chunks, which says why it is written this way): same recipe, no
--- error, ordinal below the document's section count.
+-- error, ordinal below the document's section count. Of every document, or
+-- (a live watch, after each change) only of `rel_paths`.
 DELETE FROM content_sections s
 WHERE s.source = %(source)s
+  AND (%(rel_paths)s::text[] IS NULL OR s.rel_path = ANY(%(rel_paths)s::text[]))
   AND (
       s.recipe <> %(recipe)s
       OR s.ordinal >= coalesce((
@@ -153,6 +155,55 @@ WHERE s.source = %(source)s
             AND d.error IS NULL
       ), 0)
   );
+
+-- name: write_sections
+-- Section rows of processed documents (flow/source/sections.py), many
+-- documents in one statement: a JSON array of row objects. Written from the
+-- run's ledger, as the document rows are, rather than as a second cocoindex
+-- target (docs/sections.md says why). A row that already says the same is
+-- left alone.
+INSERT INTO content_sections AS s
+    (id, source, rel_path, ordinal, heading_text, heading_level, heading_path, breadcrumb,
+     char_start, heading_end, body_end, char_end, start_line, heading_end_line,
+     body_end_line, end_line, parent_section_id, gap_starts, gap_texts, recipe)
+SELECT r.id, r.source, r.rel_path, r.ordinal, r.heading_text, r.heading_level,
+       r.heading_path, r.breadcrumb, r.char_start, r.heading_end, r.body_end, r.char_end,
+       r.start_line, r.heading_end_line, r.body_end_line, r.end_line, r.parent_section_id,
+       r.gap_starts, r.gap_texts, r.recipe
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
+    id uuid, source text, rel_path text, ordinal integer, heading_text text,
+    heading_level smallint, heading_path text[], breadcrumb text, char_start integer,
+    heading_end integer, body_end integer, char_end integer, start_line integer,
+    heading_end_line integer, body_end_line integer, end_line integer,
+    parent_section_id uuid, gap_starts integer[], gap_texts text[], recipe text
+)
+ON CONFLICT (id) DO UPDATE
+SET source = excluded.source,
+    rel_path = excluded.rel_path,
+    ordinal = excluded.ordinal,
+    heading_text = excluded.heading_text,
+    heading_level = excluded.heading_level,
+    heading_path = excluded.heading_path,
+    breadcrumb = excluded.breadcrumb,
+    char_start = excluded.char_start,
+    heading_end = excluded.heading_end,
+    body_end = excluded.body_end,
+    char_end = excluded.char_end,
+    start_line = excluded.start_line,
+    heading_end_line = excluded.heading_end_line,
+    body_end_line = excluded.body_end_line,
+    end_line = excluded.end_line,
+    parent_section_id = excluded.parent_section_id,
+    gap_starts = excluded.gap_starts,
+    gap_texts = excluded.gap_texts,
+    recipe = excluded.recipe
+WHERE (s.*) IS DISTINCT FROM (excluded.*);
+
+-- name: forget_sections
+-- Live mode: the section rows of documents that are gone.
+DELETE FROM content_sections
+WHERE source = %(source)s
+  AND rel_path = ANY(%(rel_paths)s::text[]);
 
 -- name: documents_missing_rows
 -- After reconciling: listed documents that should have rows but do not have

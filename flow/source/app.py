@@ -1,4 +1,5 @@
-"""The cocoindex app: a source folder -> `content_chunks` and `content_sections` rows.
+"""The cocoindex app: a source folder -> `content_chunks` rows (and `content_sections`
+rows, written from the run's ledger: flow/source/sections.py).
 
 Read top to bottom: settings, context keys, lifespan, row types, the leaf
 function (one document's text -> its rows), the memoized per-document
@@ -43,13 +44,13 @@ from mdchunks.plugin.documents import DocumentContent, DocumentProblem, read_doc
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
     CHUNKS_TABLE,
-    SECTIONS_TABLE,
     ChunkRow,
     SectionRow,
     chunk_rows,
     section_rows,
 )
-from mdchunks.plugin.target import mount_chunk_table, mount_section_table
+from mdchunks.plugin.target import mount_chunk_table
+from mdchunks.source import sections as section_writes
 from mdchunks.source.files import (
     DocumentFile,
     DocumentTooLarge,
@@ -157,18 +158,21 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
 
 def _read_chunk_and_hash(
     data: bytes, *, source: str, rel_path: str, recipe: Recipe
-) -> tuple[DocumentContent, ChunkedDocument, str]:
+) -> tuple[DocumentContent, ChunkedDocument, str, str]:
     # Reading runs in the worker thread too: a converted document (HTML, DOCX,
     # PDF) is parsed there, under the quarantine's guard, as the splitter runs
     # (lxml is native code; pypdf is slow on some files). The hash too runs off
     # the event loop: hashlib releases the GIL while it hashes, and the loop
     # thread would then wait for a chunking thread to give the GIL back (seen
-    # as 20% of the loop's time on the rust-book x16).
+    # as 20% of the loop's time on the rust-book x16). So does the encoding of
+    # the section rows the ledger keeps until they are written.
     content = read_document(data, rel_path, recipe.invalid_utf8)
+    chunked = chunk_document(content.text, source=source, rel_path=rel_path, recipe=recipe)
     return (
         content,
-        chunk_document(content.text, source=source, rel_path=rel_path, recipe=recipe),
+        chunked,
         hashlib.sha256(data).hexdigest(),
+        section_writes.encode(chunked.sections),
     )
 
 
@@ -181,9 +185,8 @@ async def process_document(
     source: str,
     recipe: Recipe,
     chunks: postgres.TableTarget[ChunkRow],
-    sections: postgres.TableTarget[SectionRow],
 ) -> None:
-    """One document -> its chunk and section rows, and its outcome in the run's ledger.
+    """One document -> its chunk rows, and its outcome and section rows in the run's ledger.
 
     Memoized on the file (mtime, then content fingerprint) and on every
     argument: `recipe` is one, so a changed recipe re-processes every document.
@@ -196,11 +199,12 @@ async def process_document(
     error: str | None = None
     chunked = ChunkedDocument()
     content: DocumentContent | None = None
+    encoded = ""
     try:
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
         # In a worker thread, so that documents overlap (flow/source/offload.py).
-        content, chunked, content_hash = await run_off_loop(
+        content, chunked, content_hash, encoded = await run_off_loop(
             len(data),
             functools.partial(
                 # Marked in the run's journal while it runs (flow/source/quarantine.py).
@@ -219,13 +223,12 @@ async def process_document(
     rows = chunked.rows
     for row in rows:
         chunks.declare_row(row=row)
-    for section in chunked.sections:
-        sections.declare_row(row=section)
     # The document's own row (mdchunks_documents) is written from the ledger
     # after the engine is done, in one statement for the whole run: declared
     # here as a second target, it cost cocoindex as much as the chunk rows on
     # corpora of small pages (15% of an ingest of tldr) and kept a second
-    # tracked row per document in the engine's memory.
+    # tracked row per document in the engine's memory. Its section rows too,
+    # in batches (flow/source/sections.py), for the same reason.
     run.record(
         Processed(
             rel_path=rel_path,
@@ -238,8 +241,13 @@ async def process_document(
             breadcrumb_truncations=chunked.breadcrumb_truncations,
             source_format=recipe.source_format(rel_path),
             import_note=None if content is None else content.note,
-        )
+        ),
+        encoded,
     )
+    if not run.live and run.pending_rows >= section_writes.BATCH_ROWS:
+        # A watch writes them at each change it reports, in order (two
+        # batches in flight could land an older version of a document last).
+        await section_writes.write_batch(coco.use_context(DB), run.take_sections())
     if isinstance(file, DocumentFile):
         file.forget_content()
 
@@ -249,8 +257,7 @@ async def process_document(
 
 @coco.fn
 async def app_main(source: str, recipe: Recipe) -> None:
-    chunks = await mount_chunk_table(DB, CHUNKS_TABLE)  # the plugin face's targets
-    sections = await mount_section_table(DB, SECTIONS_TABLE)
+    chunks = await mount_chunk_table(DB, CHUNKS_TABLE)  # the plugin face's target
     run = coco.use_context(RUN)
     keys: dict[str, str] = {}  # the last part of a component's path -> its rel_path
 
@@ -290,7 +297,7 @@ async def app_main(source: str, recipe: Recipe) -> None:
             for entry in run.listing.entries
         )
     async with coco.exception_handler(record_failure):
-        await coco.mount_each(process_document, items, source, recipe, chunks, sections)
+        await coco.mount_each(process_document, items, source, recipe, chunks)
 
 
 def build_app(

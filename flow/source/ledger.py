@@ -4,7 +4,9 @@ The per-document function records each document it actually processes (a
 memo hit records nothing: that is how "unchanged" is known); the app's
 exception handler records documents whose processing raised. After the
 engine is done, the reconciliation writes each processed document's row from
-it (flow/source/reconcile.py), and the report reads it.
+it (flow/source/reconcile.py), and the report reads it. It also holds the
+section rows of processed documents until they are written
+(flow/source/sections.py).
 """
 
 from __future__ import annotations
@@ -44,17 +46,43 @@ class RunLedger:
     # The sum of the processed documents' sizes, kept as they are recorded: the
     # progress line reads it while the engine runs, and never iterates the dict.
     processed_bytes: int = 0
+    # Section rows not written yet: rel_path -> its rows, encoded (a document
+    # processed again replaces its earlier rows), and how many rows that is.
+    pending_sections: dict[str, str] = field(default_factory=dict)
+    pending_rows: int = 0
+    _pending_counts: dict[str, int] = field(default_factory=dict)
 
-    def record(self, outcome: Processed) -> None:
+    def record(self, outcome: Processed, sections: str | None = None) -> None:
+        """`outcome`, and its document's section rows to write (`sections.encode`;
+        None: none to write, as for an outcome copied from a run that wrote them)."""
         earlier = self.processed.get(outcome.rel_path)
         self.processed_bytes += outcome.size_bytes - (earlier.size_bytes if earlier else 0)
         self.processed[outcome.rel_path] = outcome
+        self._drop_sections(outcome.rel_path)
+        if sections is None:
+            return
+        self.pending_sections[outcome.rel_path] = sections
+        self._pending_counts[outcome.rel_path] = outcome.sections
+        self.pending_rows += outcome.sections
 
     def record_raised(self, rel_path: str, cause: str) -> None:
         self.raised[rel_path] = cause
+        self._drop_sections(rel_path)
         earlier = self.processed.pop(rel_path, None)
         if earlier is not None:
             self.processed_bytes -= earlier.size_bytes
+
+    def take_sections(self) -> list[str]:
+        """The section rows waiting to be written (encoded), now the caller's."""
+        taken = list(self.pending_sections.values())
+        self.pending_sections = {}
+        self._pending_counts = {}
+        self.pending_rows = 0
+        return taken
+
+    def _drop_sections(self, rel_path: str) -> None:
+        self.pending_sections.pop(rel_path, None)
+        self.pending_rows -= self._pending_counts.pop(rel_path, 0)
 
     @property
     def merges(self) -> int:

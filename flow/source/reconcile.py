@@ -3,8 +3,10 @@
 cocoindex keeps the chunk rows current as long as its engine state matches
 the database. This step, in one transaction on the connection that holds the
 source's lock, first writes the row of every document the run processed
-(`mdchunks_documents`, from the run's ledger), then removes what cocoindex
-cannot know about:
+(`mdchunks_documents`, from the run's ledger) and the section rows the
+ledger still holds (`content_sections`; the rest were written in batches as
+the engine ran, flow/source/sections.py), then removes what cocoindex cannot
+know about:
 
 - document rows of documents not in this run's listing, or of another recipe
   (left by lost engine state or a crash);
@@ -13,8 +15,9 @@ cannot know about:
 - every chunk row not declared by its document's row: another recipe, a
   document that is gone or failed, a position at or beyond the document's
   chunk count (a document that shrank while the state was lost);
-- the same for section rows (`content_sections`), by their ordinal and the
-  document row's section count.
+- the same for section rows, by their ordinal and the document row's
+  section count: as cocoindex does not write them, this is also what deletes
+  the sections of documents that are gone or shrank.
 
 How a document's rows are known even when cocoindex skipped it as unchanged:
 its `mdchunks_documents` row, written when it was last processed, says how
@@ -48,12 +51,13 @@ temporary table, so a run needs no right beyond DML on the tables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
+from mdchunks.source import sections as section_writes
 from mdchunks.source.ledger import Processed
 
 _XID_MODULUS = 2**32
@@ -106,10 +110,19 @@ def reconcile(
     mounted: list[str],
     raised: list[str],
     processed: Iterable[Processed],
+    sections: Sequence[str] = (),
 ) -> Reconciled:
-    params = {"source": source, "recipe": recipe, "mounted": mounted, "failed": raised}
+    """`sections`: the section rows the run has not written yet (`sections.encode`)."""
+    params = {
+        "source": source,
+        "recipe": recipe,
+        "mounted": mounted,
+        "failed": raised,
+        "rel_paths": None,  # reconcile_sections: every document's
+    }
     with conn.transaction():
         record_documents(conn, source=source, recipe=recipe, processed=processed)
+        section_writes.write(conn, sections)
         documents = conn.execute(QUERIES["reconcile_documents"], params).rowcount
         chunks = conn.execute(QUERIES["reconcile_failed_chunks"], params).rowcount
         chunks += conn.execute(QUERIES["reconcile_chunks"], params).rowcount
@@ -146,8 +159,8 @@ def record_documents(
 
 
 def forget_gone_documents(conn: Connection, source: str, root: Path) -> int:
-    """Live mode: delete the document rows of files no longer under `root`
-    (cocoindex deleted their chunk rows itself)."""
+    """Live mode: delete the document rows and section rows of files no longer
+    under `root` (cocoindex deleted their chunk rows itself)."""
     rel_paths = [
         str(row[0])
         for row in conn.execute(
@@ -157,6 +170,7 @@ def forget_gone_documents(conn: Connection, source: str, root: Path) -> int:
     gone = [rel for rel in rel_paths if not (root / rel).is_file()]
     if not gone:
         return 0
+    section_writes.forget(conn, source=source, rel_paths=gone)
     return conn.execute(
         "DELETE FROM mdchunks_documents WHERE source = %s AND rel_path = ANY(%s)", [source, gone]
     ).rowcount

@@ -60,6 +60,7 @@ from mdchunks.source import (
     lock,
     quarantine,
     reconcile,
+    sections,
     settings,
     space,
     state,
@@ -273,6 +274,7 @@ def _process_and_reconcile(
         mounted=found.rel_paths,
         raised=list(ledger.raised),
         processed=ledger.processed.values(),
+        sections=ledger.take_sections(),
     )
     healed = False
     if result.missing and not full_reprocess:
@@ -291,6 +293,7 @@ def _process_and_reconcile(
             mounted=found.rel_paths,
             raised=list(ledger.raised),
             processed=heal_ledger.processed.values(),
+            sections=heal_ledger.take_sections(),
         )
     if result.missing:
         shown = ", ".join(result.missing[:5]) + (" …" if len(result.missing) > 5 else "")
@@ -344,6 +347,15 @@ def watch(
             with conn.transaction():
                 reconcile.record_documents(
                     conn, source=source, recipe=recipe.fingerprint(), processed=fresh
+                )
+                # Their section rows, then those their document rows no longer
+                # declare (a document that shrank; cocoindex does not write them).
+                sections.write(conn, ledger.take_sections())
+                sections.prune(
+                    conn,
+                    source=source,
+                    recipe=recipe.fingerprint(),
+                    rel_paths=[o.rel_path for o in fresh],
                 )
                 if forget_gone:
                     reconcile.forget_gone_documents(conn, source, root_path)

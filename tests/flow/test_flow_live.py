@@ -54,6 +54,17 @@ def _document(url: str, rel_path: str) -> tuple[object, ...] | None:
     return (rows[0]["chunks"], rows[0]["error"]) if rows else None
 
 
+def _sections(url: str, rel_path: str) -> list[str | None]:
+    """The heading texts of a document's section rows, by ordinal."""
+    rows = fetch(
+        url,
+        "SELECT heading_text FROM content_sections WHERE source = %s AND rel_path = %s "
+        "ORDER BY ordinal",
+        [SOURCE, rel_path],
+    )
+    return [row["heading_text"] for row in rows]
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_live_ingests_changes_as_they_happen(
     database_url: str, data_dir: Path, tmp_path: Path, stop: signal.Signals
@@ -61,7 +72,8 @@ def test_live_ingests_changes_as_they_happen(
     root = tmp_path / "notes"
     root.mkdir()
     (root / "keep.md").write_text("# Keep\n\nThis page stays as it is.\n")
-    (root / "edit.md").write_text("# Edit\n\nThe first version.\n")
+    # Two sections, one of which the edit removes: the watch deletes its row.
+    (root / "edit.md").write_text("# Edit\n\nThe first version.\n\n## Details\n\nMore.\n")
     (root / "gone.md").write_text("# Gone\n\nThis page will be deleted.\n")
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env.update(COCOINDEX_DISABLE_USAGE_TRACKING="1", PYTHONUNBUFFERED="1")
@@ -85,6 +97,8 @@ def test_live_ingests_changes_as_they_happen(
         else:
             raise AssertionError(f"the watch did not start: {process.stderr.read()}")  # type: ignore[union-attr]
         assert _document(database_url, "gone.md") == (1, None)
+        assert _sections(database_url, "edit.md") == ["Edit", "Details"]
+        assert _sections(database_url, "gone.md") == ["Gone"]
 
         (root / "new.md").write_text("# New\n\nA page added while watching.\n")
         (root / "edit.md").write_text("# Edit\n\nThe second version.\n")
@@ -123,6 +137,16 @@ def test_live_ingests_changes_as_they_happen(
             ),
         )
         assert _chunks(database_url, "leak.md") == []
+        # Section rows follow each change (written by the watch, not cocoindex).
+        _wait_for(
+            "the section rows of the change",
+            lambda: (
+                _sections(database_url, "new.md") == ["New"]
+                and _sections(database_url, "edit.md") == ["Edit"]
+                and _sections(database_url, "gone.md") == []
+            ),
+        )
+        assert _sections(database_url, "bad.md") == []
     except BaseException:
         process.kill()
         out, err = process.communicate()

@@ -18,6 +18,7 @@ from mdchunks import Recipe
 from mdchunks.heading_index.chunkers import CHUNKERS
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.rows import section_rows
+from mdchunks.source import sections as section_writes
 
 SECTION_COLUMNS = (
     "id, source, rel_path, ordinal, heading_text, heading_level, heading_path, breadcrumb, "
@@ -103,6 +104,22 @@ def test_section_rows_follow_edits_deletions_backfills_and_drop(
     assert spans == [row[:17] for row in expected_sections(docs, Recipe())]
     assert run_cli("drop", "--source", "docs", "--yes").code == 0
     assert stored_sections(database_url) == []
+
+
+def test_section_rows_written_in_many_batches_as_the_engine_runs(
+    ingest: Ingest, docs: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Batches of a few rows: most are written while the engine runs, over its
+    # pool, the rest by the reconciliation; the same rows either way.
+    monkeypatch.setattr(section_writes, "BATCH_ROWS", 7)
+    assert ingest(docs).ok
+    assert stored_sections(database_url) == expected_sections(docs, Recipe())
+    strings = docs / "ch08-02-strings.md"
+    strings.write_text("# Strings\n\nOnly this now.\n", encoding="utf-8")
+    (docs / "appendix" / "appendix-02-operators.md").unlink()
+    (docs / "ch99-new.md").write_text("# New\n\nA page.\n\n## Its part\n\nText.\n")
+    assert ingest(docs).ok
+    assert stored_sections(database_url) == expected_sections(docs, Recipe())
 
 
 def test_section_rows_deleted_behind_the_engines_back_come_back(
