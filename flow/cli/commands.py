@@ -383,16 +383,17 @@ def ingest(
             raise UsageError("--live watches one folder: give a single PATH")
         out.print(f"watching {escape(shown(str(paths[0])))} for changes (Ctrl-C to stop)")
         code = 1 if any_failed else 0
-        api.watch(  # with the settings the ingest just used and remembered
-            paths[0],
-            source=names[0],
-            database_url=database_url,
-            data_dir=data_dir,
-            max_doc_bytes=max_doc_bytes,
-            lock_wait=lock_wait,
-            on_change=lambda line: out.print(escape(shown(line))),
-            on_stop=_bounded_stop(code),
-        )
+        with _watch_stops(code) as on_stop:
+            api.watch(  # with the settings the ingest just used and remembered
+                paths[0],
+                source=names[0],
+                database_url=database_url,
+                data_dir=data_dir,
+                max_doc_bytes=max_doc_bytes,
+                lock_wait=lock_wait,
+                on_change=lambda line: out.print(escape(shown(line))),
+                on_stop=on_stop,
+            )
         out.print("stopped watching")
         _leave_at_once(code)
     if any_failed:
@@ -1034,19 +1035,27 @@ WATCH_STOPPED_EARLY = (
 )
 
 
-def _bounded_stop(code: int) -> Callable[[], None] | None:
-    """What a watch calls at each stop request: the first arms a timer that
+@contextlib.contextmanager
+def _watch_stops(code: int) -> Iterator[Callable[[], None] | None]:
+    """Around a watch: yields what it calls at each stop request. The first arms a timer that
     ends the process WATCH_STOP_GRACE_SECONDS later if it is still there
     (the engine did not wind down, or the interpreter's exit waits for its
-    threads); a second request ends it at once. Either way the source's lock
+    threads); a second request ends it at once. While the watch is not in
+    its engine (starting, or writing its last rows), a stop request is also a
+    KeyboardInterrupt there: the watch unwinds, its lock given back. Either way the source's lock
     is given back first (its session dropped) and the exit status is `code`.
     The next run converges: the watch's state is stamped only at its clean
     end, so a run after an early leave re-checks every document. None
     outside the console script (a host's process is not ours to end)."""
     context = click.get_current_context(silent=True)
     invocation = context.find_object(Invocation) if context else None
-    if invocation is None or not invocation.console:
-        return None
+    if (
+        invocation is None
+        or not invocation.console
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield None
+        return
     from mdchunks.source import lock
 
     def leave() -> None:
@@ -1070,7 +1079,21 @@ def _bounded_stop(code: int) -> Callable[[], None] | None:
         armed.append(timer)
         timer.start()
 
-    return on_stop
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        on_stop()
+        raise KeyboardInterrupt
+
+    caught = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        caught.append(signal.SIGINT)
+    previous = {number: signal.signal(number, interrupt) for number in caught}
+    try:
+        yield on_stop
+    except KeyboardInterrupt:
+        pass  # the watch unwound: a stop, exit `code`
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _leave_at_once(code: int) -> None:

@@ -59,11 +59,11 @@ def _burst(root: Path, tag: str) -> None:
         time.sleep(0.005)
 
 
-def _start(args: list[str]) -> subprocess.Popen[str]:
+def _start(args: list[str], cli: str = CLI) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env.update(COCOINDEX_DISABLE_USAGE_TRACKING="1", PYTHONUNBUFFERED="1")
     return subprocess.Popen(
-        [sys.executable, "-c", CLI, *args],
+        [sys.executable, "-c", cli, *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -126,24 +126,38 @@ def _converges(url: str, data_dir: Path, root: Path, source: str, fresh: str) ->
     assert documents == fresh_documents
 
 
-# (signal, seconds of the burst before it): the watch mid-burst, early and
-# later; each round restarts the watch on the state the last one left.
-ROUNDS = [(signal.SIGTERM, 0.3), (signal.SIGINT, 1.5), (signal.SIGTERM, 3.0)]
+# (signal, seconds of the burst before it; None: no burst, the watch idle).
+# Each round restarts the watch on the state the last one left.
+ROUNDS = [(signal.SIGTERM, 0.3), (signal.SIGINT, 1.5), (signal.SIGTERM, 3.0), (signal.SIGINT, None)]
 
 
-def test_live_stops_within_seconds_during_bursts(
+def test_live_stops_within_seconds_in_every_state(
     database_url: str, data_dir: Path, tmp_path: Path
 ) -> None:
     root = tmp_path / "notes"
     _tree(root)
     source = "stop-live"
+    watch = [
+        *("ingest", str(root), "--source", source, "--live"),
+        *("--database-url", database_url, "--data-dir", str(data_dir)),
+    ]
+    # While it catches up (its first run: every document to process), as
+    # soon as the engine has written rows.
+    process = _start(watch)
+    deadline = time.monotonic() + 120
+    while not _has_rows(database_url, source):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+    code, out, err, _ = _stopped(process, signal.SIGTERM)
+    assert code == 0, (out[-3000:], err[-3000:])
+    assert "watching " not in out, out  # it was still catching up
+    assert err.strip().splitlines()[-1] == (
+        "stopped before the watch began; running the same command again completes the work"
+    ), err
+    _quiet(out, err)
+    _converges(database_url, data_dir, root, source, "fresh-catch-up")
+
     for number, (stop, delay) in enumerate(ROUNDS):
-        process = _start(
-            [
-                *("ingest", str(root), "--source", source, "--live"),
-                *("--database-url", database_url, "--data-dir", str(data_dir)),
-            ]
-        )
+        process = _start(watch)
         assert process.stdout is not None
         for line in process.stdout:
             if line.startswith("watching "):
@@ -152,14 +166,63 @@ def test_live_stops_within_seconds_during_bursts(
             process.kill()
             raise AssertionError(f"the watch did not start: {process.communicate()}")
         burst = threading.Thread(target=_burst, args=(root, str(number)))
-        burst.start()
-        time.sleep(delay)
+        if delay is not None:
+            burst.start()
+            time.sleep(delay)
+        else:
+            time.sleep(1.0)
         code, out, err, _ = _stopped(process, stop)
-        burst.join()
+        if delay is not None:
+            burst.join()
         assert code == 0, (stop.name, out[-3000:], err[-3000:])
-        noise = [line for line in (out + err).splitlines() if any(n in line for n in ENGINE_NOISE)]
-        assert noise == [], (stop.name, noise[:5])
+        _quiet(out, err)
         _converges(database_url, data_dir, root, source, f"fresh-{number}")
+
+
+# An engine that never winds down once asked to stop (cocoindex gives no
+# promise that it does): the CLI's bound must end the process anyway.
+STUCK_CLI = (
+    "import asyncio, mdchunks.source.engine as engine\n"
+    "async def never(watching): await asyncio.sleep(3600)\n"
+    "engine._wind_down = never\n" + CLI.replace("; ", "\n")
+)
+
+
+def test_live_leaves_within_its_bound_when_the_engine_does_not_stop(
+    database_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    _tree(root)
+    source = "stop-stuck"
+    watch = [
+        *("ingest", str(root), "--source", source, "--live"),
+        *("--database-url", database_url, "--data-dir", str(data_dir)),
+    ]
+    process = _start(watch, STUCK_CLI)
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("watching "):
+            break
+    else:
+        process.kill()
+        raise AssertionError(f"the watch did not start: {process.communicate()}")
+    burst = threading.Thread(target=_burst, args=(root, "stuck"))
+    burst.start()
+    time.sleep(0.5)
+    code, out, err, took = _stopped(process, signal.SIGTERM)
+    burst.join()
+    assert code == 0, (out[-3000:], err[-3000:])
+    assert "did not end within 6 s of the stop request" in err, err
+    assert took >= 5.0, took  # it was the bound that ended it, not a clean stop
+    _quiet(out, err)
+    # The state was never stamped: the next run re-checks every document.
+    _converges(database_url, data_dir, root, source, "fresh-stuck")
+
+
+def _quiet(out: str, err: str) -> None:
+    """No engine error or backtrace reached the output."""
+    noise = [line for line in (out + err).splitlines() if any(n in line for n in ENGINE_NOISE)]
+    assert noise == [], noise[:5]
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
