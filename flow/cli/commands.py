@@ -1074,6 +1074,10 @@ def _watch_stops(code: int) -> Iterator[Callable[[], None] | None]:
     def on_stop() -> None:
         if armed:
             leave()
+        # The engine's file watcher (a watchdog thread) goes on posting events
+        # to the watch's event loop, closed once the watch ends: a traceback
+        # per event ("Event loop is closed") until the process leaves.
+        threading.excepthook = _thread_error_after_stop
         timer = threading.Timer(WATCH_STOP_GRACE_SECONDS, leave)
         timer.daemon = True
         armed.append(timer)
@@ -1094,6 +1098,12 @@ def _watch_stops(code: int) -> Iterator[Callable[[], None] | None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _thread_error_after_stop(args: threading.ExceptHookArgs) -> None:
+    """A thread's exception once the watch is stopping: debug log only."""
+    name = args.thread.name if args.thread else "?"
+    logging.getLogger("mdchunks").debug("thread %s after the stop: %r", name, args.exc_value)
 
 
 def _leave_at_once(code: int) -> None:
