@@ -210,6 +210,17 @@ class Connection:
                 self._loop.call_soon_threadsafe(self._raw.terminate)
             _stop(self._loop, self._thread)
 
+    def abandon(self) -> None:
+        """Drop the session at once, from any thread, whatever runs on it: the
+        server ends it, and its locks with it. For a process about to leave
+        without waiting for its other threads (flow/cli/commands.py)."""
+
+        async def terminate() -> None:
+            self._raw.terminate()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(terminate(), self._loop).result(timeout=1.0)
+
     def __enter__(self) -> Connection:
         return self
 

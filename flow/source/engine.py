@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import cocoindex as coco
 from cocoindex._internal import core as _core  # cancel_all: what `cocoindex` CLI's Ctrl-C uses
 from mdchunks.errors import MdchunksError
 from mdchunks.plugin.recipe import Recipe
+from mdchunks.source import offload
 from mdchunks.source.app import build_app, open_environment, process_document
 from mdchunks.source.ledger import RunLedger
 
@@ -41,6 +43,8 @@ COMPONENT: str = process_document.__name__  # type: ignore[attr-defined]
 PROGRESS_INTERVAL_SECONDS = 0.2
 ALIVE_INTERVAL_SECONDS = 0.5
 STOP_TIMEOUT_SECONDS = 10.0  # for the engine to wind down once cancelled
+# For a stopped watch's engine to end its update; then its environment is closed.
+LIVE_STOP_SECONDS = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,34 +132,104 @@ async def run_live(
     recipe: Recipe,
     run: RunLedger,
     on_change: Callable[[EngineStats], Awaitable[None] | None] | None = None,
+    on_stop: Callable[[], None] | None = None,
 ) -> EngineStats:
-    """Watch the root and keep the rows current until cancelled: Ctrl-C
-    (asyncio turns SIGINT into a cancellation) or SIGTERM (what a service
-    manager sends), which this sets up the same way.
+    """Watch the root and keep the rows current until Ctrl-C (SIGINT) or
+    SIGTERM (what a service manager sends); `on_stop` is called at each of
+    them, in the signal handler (the CLI arms its bounded exit there).
 
-    Cancellation propagates: the environment then drops its connections at
-    once (`open_environment`) instead of waiting for the live engine's."""
-    task = asyncio.current_task()
-    if task is not None:
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            # Only in the main thread of a Unix event loop; elsewhere, SIGINT only.
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
-    async with open_environment(
-        database_url=database_url, root=root, state_dir=state_dir, run=run
-    ) as env:
-        handle = build_app(env, source=source, recipe=recipe).update(live=True)
-        last = EngineStats()
+    A stop does not cancel the watching task under the engine: the engine went
+    on with the components it had started, which failed against a closed
+    environment (a backtrace each) and left tasks that `asyncio.run` waited
+    for forever (docs/reliability.md, "Stopping a watch"). Instead the engine
+    is stopped by its global cancellation token (as cocoindex's own CLI does),
+    the chunking not yet started is dropped, the engine gets
+    LIVE_STOP_SECONDS to wind down, and only then is the environment
+    closed and its connections dropped."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+
+    def request_stop() -> None:
+        loop.call_soon_threadsafe(stop.set)
+        if on_stop is not None:
+            on_stop()
+
+    last = [EngineStats()]
+    with _stop_signals(request_stop):
         try:
-            async for snapshot in handle.watch():
-                current = EngineStats.of(snapshot.stats)
-                if current != last and on_change is not None:
-                    result = on_change(current)
-                    if result is not None:
-                        await result
-                last = current
+            async with open_environment(
+                database_url=database_url, root=root, state_dir=state_dir, run=run
+            ) as env:
+                handle = build_app(env, source=source, recipe=recipe).update(live=True)
+                watching = asyncio.ensure_future(_follow(handle, last, on_change))
+                stopping = asyncio.ensure_future(stop.wait())
+                await asyncio.wait({watching, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if not watching.done():
+                    await _wind_down(watching)
+                    raise _Stopped
+                stopping.cancel()
+                watching.result()  # the engine ended by itself: it failed
+                return last[0]
+        except _Stopped:
+            return last[0]
+        except MdchunksError:
+            raise
         except Exception as exc:
             raise MdchunksError(f"the live ingest failed: {_first_line(exc)}") from None
-        return last
+        finally:
+            _core.reset_global_cancellation()
+
+
+class _Stopped(Exception):
+    """The watch was asked to stop: the environment is left as after a failure
+    (its connections dropped, not waited for)."""
+
+
+async def _follow(
+    handle: coco.UpdateHandle[None],
+    last: list[EngineStats],
+    on_change: Callable[[EngineStats], Awaitable[None] | None] | None,
+) -> None:
+    async for snapshot in handle.watch():
+        current = EngineStats.of(snapshot.stats)
+        if current != last[0] and on_change is not None:
+            result = on_change(current)
+            if result is not None:
+                await result
+        last[0] = current
+
+
+async def _wind_down(watching: asyncio.Future[None]) -> None:
+    """Stop the live engine and give it LIVE_STOP_SECONDS to end its update."""
+    # What still fails on the way out (writes of components cut short) is
+    # expected: debug log only, no traceback.
+    asyncio.get_running_loop().set_exception_handler(_quiet)
+    _core.cancel_all()
+    offload.drop_queued()
+    with contextlib.suppress(BaseException):
+        await asyncio.wait_for(watching, LIVE_STOP_SECONDS)
+
+
+@contextlib.contextmanager
+def _stop_signals(request_stop: Callable[[], None]) -> Iterator[None]:
+    """SIGTERM, and SIGINT unless it is ignored (a background job), call
+    `request_stop` while the watch runs; the previous handlers come back after.
+    Only in the main thread (elsewhere Python takes no handler): there a
+    KeyboardInterrupt or a cancellation ends the watch as before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        caught.append(signal.SIGINT)
+    previous = {
+        number: signal.signal(number, lambda signum, frame: request_stop()) for number in caught
+    }
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 async def _until_done(handle: coco.UpdateHandle[None], alive: AliveFn | None) -> None:

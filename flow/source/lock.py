@@ -29,6 +29,9 @@ from mdchunks.errors import SourceBusy
 
 DEFAULT_WAIT_SECONDS = 10.0
 
+# The connections holding a source's lock now, for `give_back_at_once`.
+_HELD: set[Connection] = set()
+
 log = logging.getLogger("mdchunks")
 
 
@@ -42,6 +45,7 @@ def source_lock(
 ) -> Iterator[Connection]:
     """Hold the source's lock; yields the (autocommit) connection holding it."""
     conn = database.connect(url, application_name=f"mdchunks {purpose} {source}"[:63])
+    _HELD.add(conn)
     try:
         key = _key(conn, source)
         deadline = time.monotonic() + max(wait_seconds, 0.0)
@@ -65,7 +69,17 @@ def source_lock(
             with contextlib.suppress(*connection.Error):
                 conn.execute("SELECT pg_advisory_unlock(%s)", [key])
     finally:
+        _HELD.discard(conn)
         conn.close()
+
+
+def give_back_at_once() -> None:
+    """Drop every connection holding a source's lock, from any thread and
+    whatever runs on them: the server ends their sessions and the locks go
+    with them. For a process that leaves without unwinding (a stopped watch
+    whose engine did not wind down, flow/cli/commands.py)."""
+    for conn in list(_HELD):
+        conn.abandon()
 
 
 def _key(conn: Connection, source: str) -> int:

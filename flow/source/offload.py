@@ -103,6 +103,15 @@ def _held(size: int, work: Callable[[], T]) -> T:
                 _TRIM()
 
 
+def drop_queued() -> None:
+    """Cancel the chunking not yet started (a watch is stopping): the pool's
+    threads finish what they run, and the process would otherwise wait at its
+    exit for every queued document to be chunked. Later work gets a new pool."""
+    global _POOL
+    old, _POOL = _POOL, ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="mdchunks-chunk")
+    old.shutdown(wait=False, cancel_futures=True)
+
+
 async def run_off_loop(size: int, work: Callable[[], T]) -> T:
     """`work()` on the chunking pool, in the caller's context (cocoindex's
     component context included), once `size` bytes fit the budget. Below

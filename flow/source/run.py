@@ -315,8 +315,10 @@ def watch(
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
     on_change: Callable[[str], None] | None = None,
+    on_stop: Callable[[], None] | None = None,
 ) -> None:
-    """Keep the source's rows current while files change, until Ctrl-C.
+    """Keep the source's rows current while files change, until Ctrl-C or
+    SIGTERM (in the main thread; `on_stop` is called in the signal handler).
 
     Run `ingest` first (the CLI's `--live` does): it catches up and reconciles;
     from then on cocoindex's live walk processes each change as it happens
@@ -387,7 +389,8 @@ def watch(
                     seen_failures.add(rel_path)
                     on_change(f"failed: {rel_path}: {outcome.error}")
 
-        # Ctrl-C (KeyboardInterrupt) or SIGTERM (a cancellation) ends the watch.
+        # Ctrl-C or SIGTERM ends the watch (flow/source/engine.py); outside the
+        # main thread, a KeyboardInterrupt or a cancellation does.
         with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
             asyncio.run(
                 engine.run_live(
@@ -398,6 +401,7 @@ def watch(
                     recipe=recipe,
                     run=ledger,
                     on_change=changed,
+                    on_stop=on_stop,
                 )
             )
         write_documents(forget_gone=True)
