@@ -40,6 +40,11 @@ def test_the_disk_benchmark_prints_each_part_and_the_ratio(
     # Every part measured is there: the server's own files and the engine state too.
     assert figures["wal"] > 0 and figures["server_rest"] > 0 and figures["engine_state"] > 0
     assert figures["ratio"] == pytest.approx(figures["total"] / figures["markdown"])
+    # The fixed part and the part per MB of markdown add up to the whole.
+    assert figures["fixed"] == figures["wal"] + figures["server_rest"]
+    assert figures["fixed"] + figures["proportional"] == figures["total"]
+    assert figures["per_mb"] == pytest.approx(figures["proportional"] / figures["markdown"])
+    assert f"the rest, per MB of markdown: {figures['per_mb']:.2f}x" in printed
 
 
 def test_the_embedded_server_keeps_its_wal_bounded(
