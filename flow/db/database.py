@@ -544,12 +544,21 @@ def embedded_wal(segment_mb: int) -> dict[str, str]:
     }
 
 
+def wal_settled(current: dict[str, str], wanted: dict[str, str]) -> bool:
+    """Whether the settings in force are the wanted ones (`wal_compression =
+    on` shows as its method, pglz)."""
+    return all(
+        current.get(name) == value or (name == "wal_compression" and current.get(name) == "on")
+        for name, value in wanted.items()
+    )
+
+
 def _bound_the_wal(conn: Connection) -> None:
     """The embedded server's WAL settings (embedded_wal), set once: ALTER
     SYSTEM writes them to its postgresql.auto.conf, a reload applies them."""
     current = dict(conn.execute(QUERIES["embedded_wal_settings"]).fetchall())
     wanted = embedded_wal(int(current["wal_segment_size"]) // (1024 * 1024))
-    if all(current.get(name) in (value, "on") for name, value in wanted.items()):
+    if wal_settled(current, wanted):
         return
     for setting in ("max_wal_size", "min_wal_size", "wal_compression", "wal_recycle"):
         conn.execute(QUERIES[f"embedded_{setting}"].format(**wanted))

@@ -71,9 +71,14 @@ def test_the_embedded_server_keeps_its_wal_bounded(
 
 def test_a_server_made_with_16_mb_segments_keeps_two_of_them() -> None:
     # min_wal_size below two segments would stop the server from starting.
-    assert database.embedded_wal(16) == {
+    wanted = database.embedded_wal(16)
+    assert wanted == {
         "max_wal_size": "32",
         "min_wal_size": "32",
         "wal_compression": "pglz",
         "wal_recycle": "off",
     }
+    # Such a server bounded by the release before: 32 MB, but segments recycled.
+    before = {"max_wal_size": "32", "min_wal_size": "32", "wal_compression": "on"}
+    assert not database.wal_settled({**before, "wal_recycle": "on"}, wanted)
+    assert database.wal_settled({**before, "wal_recycle": "off"}, wanted)
