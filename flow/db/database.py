@@ -544,6 +544,10 @@ def embedded_wal(segment_mb: int) -> dict[str, str]:
     }
 
 
+# ALTER SYSTEM takes no parameters: a quoted name and size ('8MB').
+_SET_WAL_SIZE = "ALTER SYSTEM SET {name} = {size}"
+
+
 def wal_settled(current: dict[str, str], wanted: dict[str, str]) -> bool:
     """Whether the settings in force are the wanted ones (`wal_compression =
     on` shows as its method, pglz)."""
@@ -560,8 +564,15 @@ def _bound_the_wal(conn: Connection) -> None:
     wanted = embedded_wal(int(current["wal_segment_size"]) // (1024 * 1024))
     if wal_settled(current, wanted):
         return
-    for setting in ("max_wal_size", "min_wal_size", "wal_compression", "wal_recycle"):
-        conn.execute(QUERIES[f"embedded_{setting}"].format(**wanted))
+    for name in ("max_wal_size", "min_wal_size"):
+        conn.execute(
+            _SET_WAL_SIZE.format(
+                name=connection.quote_ident(name),
+                size=connection.quote_literal(wanted[name] + "MB"),
+            )
+        )
+    conn.execute(QUERIES["embedded_wal_compression"])
+    conn.execute(QUERIES["embedded_wal_recycle"])
     conn.execute(QUERIES["reload_settings"])
 
 

@@ -585,13 +585,6 @@ SELECT name, setting FROM pg_settings
 WHERE name IN ('max_wal_size', 'min_wal_size', 'wal_compression', 'wal_recycle', 'wal_segment_size')
 ORDER BY name;
 
--- name: embedded_max_wal_size
--- ALTER SYSTEM takes no parameters: {max_wal_size} is an integer of ours.
-ALTER SYSTEM SET max_wal_size = '{max_wal_size}MB';
-
--- name: embedded_min_wal_size
-ALTER SYSTEM SET min_wal_size = '{min_wal_size}MB';
-
 -- name: embedded_wal_compression
 ALTER SYSTEM SET wal_compression = 'on';
 
