@@ -104,7 +104,7 @@ def row_count(url: str, table: str) -> int:
 def write_cost(url: str) -> tuple[float, float]:
     """Seconds PostgreSQL takes to insert the rows of `content_chunks` again:
     every column into a copy of the table (its indexes, checks and the trigger
-    that computes the full-text search columns and embed_text included), and
+    that computes the full-text search columns included), and
     only the bare app's columns into a table with just a primary key. What
     the server itself pays for our rows versus the bare app's, same rows."""
     with psycopg.connect(url, autocommit=True) as conn:
@@ -122,7 +122,7 @@ def write_cost(url: str) -> tuple[float, float]:
         conn.execute("CREATE TEMP TABLE bench_copy_ours (LIKE content_chunks INCLUDING ALL)")
         conn.execute(  # LIKE copies no trigger
             "CREATE TRIGGER bench_copy_ours_columns BEFORE INSERT OR UPDATE ON bench_copy_ours "
-            "FOR EACH ROW EXECUTE FUNCTION mdchunks_chunk_columns()"
+            "FOR EACH ROW EXECUTE FUNCTION mdchunks_content_chunks_columns()"
         )
         conn.execute(
             sql.SQL(

@@ -107,7 +107,6 @@ class Corpus:
             path,
             "bench",
             breadcrumb,
-            f"{breadcrumb}\n\n{text}",
         )
 
     def query(self) -> str:
@@ -116,7 +115,7 @@ class Corpus:
 
 COLUMNS = (
     "id, source, rel_path, position, char_start, char_end, text, heading_text, "
-    "heading_level, heading_path, recipe, breadcrumb, embed_text"
+    "heading_level, heading_path, recipe, breadcrumb"
 )
 
 

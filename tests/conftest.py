@@ -189,7 +189,8 @@ class EmbeddedServer:
         import psycopg
 
         name = f"reliability_{uuid.uuid4().hex[:10]}"
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+        # Over our own database: a new embedded server has no `postgres` one.
+        with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
 

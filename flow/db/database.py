@@ -488,10 +488,13 @@ def _embedded(data_dir: Path) -> Database:
     # all; the other finds it done. The lock is the OS's: a killed holder
     # releases it.
     with _data_dir_lock(data_dir):
+        fresh = not (pgdata / "PG_VERSION").exists()
         server = _start_server(pgdata)
         url = server.get_uri(EMBEDDED_DATABASE)
-        admin_url = server.get_uri("postgres")
-        with connect(admin_url) as conn:
+        # template1 is in every server. Connected to it, the new database is
+        # made from template0 (the same at initdb): a template in use cannot be
+        # copied.
+        with connect(server.get_uri("template1")) as conn:
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]
             ).fetchone()
@@ -500,31 +503,81 @@ def _embedded(data_dir: Path) -> Database:
                     asyncpg.exceptions.DuplicateDatabaseError,
                     asyncpg.exceptions.UniqueViolationError,
                 ):
-                    conn.execute(f"CREATE DATABASE {connection.quote_ident(EMBEDDED_DATABASE)}")
+                    conn.execute(
+                        f"CREATE DATABASE {connection.quote_ident(EMBEDDED_DATABASE)} "
+                        "TEMPLATE template0"
+                    )
+            if fresh:
+                # A server made for us holds our database only: initdb's
+                # `postgres` database (7 MB of catalogs, a fixed quarter of the
+                # server's files; docs/database.md) goes.
+                conn.execute("DROP DATABASE IF EXISTS postgres")
             _bound_the_wal(conn)
     from pgserver._commands import POSTGRES_BIN_PATH  # bundled binaries
 
     return Database(url=url, embedded=True, data_dir=data_dir, psql_bin=POSTGRES_BIN_PATH / "psql")
 
 
-# The embedded server's WAL, as pg_settings shows it once `_bound_the_wal`
-# set it. PostgreSQL's defaults keep up to 1 GB of WAL (max_wal_size) before
-# a checkpoint recycles it: a first ingest of 20 MB of markdown left 117 MB
-# in pg_wal, six times the markdown (benchmarks/disk.py). 64 MB between
-# checkpoints, 32 MB kept (two segments), and compressed full-page images
-# bound it near 64 MB whatever the corpus; the cost is more checkpoints,
-# which a single-user server writing in batches does not notice.
-EMBEDDED_WAL = {"max_wal_size": ("32",), "min_wal_size": ("32",), "wal_compression": ("pglz", "on")}
+# The embedded server's WAL (docs/database.md). PostgreSQL's defaults keep up
+# to 1 GB of WAL (max_wal_size) before a checkpoint recycles it: a first
+# ingest of 20 MB of markdown left 117 MB in pg_wal, six times the markdown
+# (benchmarks/disk.py), and 16 MB segments kept as spares (min_wal_size) left
+# 34-50 MB after it even when bounded. A new server is made with 1 MB
+# segments and the WAL a server without replicas needs (`wal_level =
+# minimal`, which requires no WAL senders): set at initdb, they need no
+# restart. Every embedded server then checkpoints after EMBEDDED_MAX_WAL_MB
+# of WAL (or two segments, on a server made before with 16 MB ones), keeps
+# two segments, removes old ones rather than keeping them for reuse, and
+# compresses full-page images.
+WAL_SEGMENT_MB = 1
+EMBEDDED_INITDB = (
+    f"--wal-segsize={WAL_SEGMENT_MB}",
+    "--set=wal_level=minimal",
+    "--set=max_wal_senders=0",
+)
+EMBEDDED_MAX_WAL_MB = 8
+
+
+def embedded_wal(segment_mb: int) -> dict[str, str]:
+    """The WAL settings of an embedded server whose segments are `segment_mb`
+    MB, as pg_settings shows them (MB for the sizes)."""
+    return {
+        "max_wal_size": str(max(EMBEDDED_MAX_WAL_MB, 2 * segment_mb)),
+        "min_wal_size": str(2 * segment_mb),
+        "wal_compression": "pglz",
+        "wal_recycle": "off",
+    }
+
+
+# ALTER SYSTEM takes no parameters: a quoted name and size ('8MB').
+_SET_WAL_SIZE = "ALTER SYSTEM SET {name} = {size}"
+
+
+def wal_settled(current: dict[str, str], wanted: dict[str, str]) -> bool:
+    """Whether the settings in force are the wanted ones (`wal_compression =
+    on` shows as its method, pglz)."""
+    return all(
+        current.get(name) == value or (name == "wal_compression" and current.get(name) == "on")
+        for name, value in wanted.items()
+    )
 
 
 def _bound_the_wal(conn: Connection) -> None:
-    """The embedded server's WAL settings (EMBEDDED_WAL), set once: ALTER
+    """The embedded server's WAL settings (embedded_wal), set once: ALTER
     SYSTEM writes them to its postgresql.auto.conf, a reload applies them."""
     current = dict(conn.execute(QUERIES["embedded_wal_settings"]).fetchall())
-    if all(current.get(name) in accepted for name, accepted in EMBEDDED_WAL.items()):
+    wanted = embedded_wal(int(current["wal_segment_size"]) // (1024 * 1024))
+    if wal_settled(current, wanted):
         return
-    for setting in ("embedded_max_wal_size", "embedded_min_wal_size", "embedded_wal_compression"):
-        conn.execute(QUERIES[setting])
+    for name in ("max_wal_size", "min_wal_size"):
+        conn.execute(
+            _SET_WAL_SIZE.format(
+                name=connection.quote_ident(name),
+                size=connection.quote_literal(wanted[name] + "MB"),
+            )
+        )
+    conn.execute(QUERIES["embedded_wal_compression"])
+    conn.execute(QUERIES["embedded_wal_recycle"])
     conn.execute(QUERIES["reload_settings"])
 
 
@@ -551,7 +604,24 @@ def _import_pgserver() -> ModuleType:
     # ourselves, in one line, with the path of the server log.
     logging.getLogger("pgserver").addHandler(logging.NullHandler())
     logging.getLogger("pgserver").propagate = False
+    _initdb_with_small_wal(pgserver.postgres_server)
     return pgserver
+
+
+def _initdb_with_small_wal(server_module: ModuleType) -> None:
+    """pgserver runs initdb with its own options only (as its system user,
+    when root): its module's `initdb` is wrapped, once, to add
+    EMBEDDED_INITDB. Servers made before keep theirs (a WAL segment's size
+    is fixed at initdb)."""
+    plain = getattr(server_module, "initdb")  # noqa: B009 (a ModuleType to mypy)
+    if getattr(plain, "mdchunks_wal", False):
+        return
+
+    def initdb(args: list[str], *rest: Any, **options: Any) -> Any:
+        return plain([*args, *EMBEDDED_INITDB], *rest, **options)
+
+    initdb.mdchunks_wal = True  # type: ignore[attr-defined]
+    setattr(server_module, "initdb", initdb)  # noqa: B010
 
 
 START_ATTEMPTS = 3

@@ -650,19 +650,17 @@ ORDER BY position;
 
 -- name: embedded_wal_settings
 -- The embedded server's WAL settings (flow/db/database.py, docs/database.md):
--- the values in force, in pg_settings' units (MB for the sizes).
+-- the values in force, in pg_settings' units (MB for the sizes, bytes for
+-- the segment, which initdb fixed).
 SELECT name, setting FROM pg_settings
-WHERE name IN ('max_wal_size', 'min_wal_size', 'wal_compression')
+WHERE name IN ('max_wal_size', 'min_wal_size', 'wal_compression', 'wal_recycle', 'wal_segment_size')
 ORDER BY name;
-
--- name: embedded_max_wal_size
-ALTER SYSTEM SET max_wal_size = '32MB';
-
--- name: embedded_min_wal_size
-ALTER SYSTEM SET min_wal_size = '32MB';
 
 -- name: embedded_wal_compression
 ALTER SYSTEM SET wal_compression = 'on';
+
+-- name: embedded_wal_recycle
+ALTER SYSTEM SET wal_recycle = 'off';
 
 -- name: reload_settings
 SELECT pg_reload_conf();

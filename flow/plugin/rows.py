@@ -32,10 +32,11 @@ NAMESPACE = uuid.UUID("fb8159f0-c42d-4e50-8a16-a15733f9b164")
 CHUNKS_TABLE = "content_chunks"
 SECTIONS_TABLE = "content_sections"
 DOCUMENTS_TABLE = "mdchunks_documents"
-# Columns of content_chunks that no writer sets: the mdchunks_chunk_columns
-# trigger computes them, the search columns from text and heading_path
-# (migration 0009), embed_text from breadcrumb, table_header and text
-# (migration 0010: the engine then carries each text once, not twice).
+# Columns of a chunk table that no writer sets: its trigger computes them, the
+# search columns from text and heading_path (migration 0009), embed_text from
+# breadcrumb, table_header and text (migration 0010: the engine then carries
+# each text once, not twice). content_chunks stores no embed_text since
+# migration 0014: `embed_text(content_chunks)` computes it where it is read.
 TRIGGER_COLUMNS = ("search_vector", "search_heading_length", "search_text_length", "embed_text")
 # What a row of a chunk holds, as part of the logic a memo sees (flow/plugin/chunking.py):
 # 2 added start_line and end_line, so an upgrade processes every document again

@@ -40,6 +40,11 @@ def test_the_disk_benchmark_prints_each_part_and_the_ratio(
     # Every part measured is there: the server's own files and the engine state too.
     assert figures["wal"] > 0 and figures["server_rest"] > 0 and figures["engine_state"] > 0
     assert figures["ratio"] == pytest.approx(figures["total"] / figures["markdown"])
+    # The fixed part and the part per MB of markdown add up to the whole.
+    assert figures["fixed"] == figures["wal"] + figures["server_rest"]
+    assert figures["fixed"] + figures["proportional"] == figures["total"]
+    assert figures["per_mb"] == pytest.approx(figures["proportional"] / figures["markdown"])
+    assert f"the rest, per MB of markdown: {figures['per_mb']:.2f}x" in printed
 
 
 def test_the_embedded_server_keeps_its_wal_bounded(
@@ -47,11 +52,33 @@ def test_the_embedded_server_keeps_its_wal_bounded(
 ) -> None:
     monkeypatch.delenv("DATABASE_URL", raising=False)
     data_dir = tmp_path / "data"
+    names = ("wal_segment_size", "wal_level", "max_wal_senders", *database.embedded_wal(1))
     try:
         db = database.resolve(None, data_dir)
         with database.connect(db.url) as conn:
-            shown = [conn.execute(f"SHOW {name}").fetchone() for name in database.EMBEDDED_WAL]
-        assert shown == [("32MB",), ("32MB",), ("pglz",)]
+            shown = [conn.execute(f"SHOW {name}").fetchone() for name in names]
+            databases = conn.execute("SELECT datname FROM pg_database ORDER BY 1").fetchall()
+        # Ours and the templates: initdb's `postgres` database went (7 MB).
+        assert databases == [("mdchunks",), ("template0",), ("template1",)]
+        # A new server: 1 MB segments and minimal WAL from initdb, then the bounds.
+        assert shown == [("1MB",), ("minimal",), ("0",), ("8MB",), ("2MB",), ("pglz",), ("off",)]
         database.resolve(None, data_dir)  # a second start finds them set
+        segments = list((data_dir / "pg" / "pg_wal").glob("0*"))
+        assert segments and all(s.stat().st_size == 1024 * 1024 for s in segments)
     finally:
         database.stop_embedded(data_dir)
+
+
+def test_a_server_made_with_16_mb_segments_keeps_two_of_them() -> None:
+    # min_wal_size below two segments would stop the server from starting.
+    wanted = database.embedded_wal(16)
+    assert wanted == {
+        "max_wal_size": "32",
+        "min_wal_size": "32",
+        "wal_compression": "pglz",
+        "wal_recycle": "off",
+    }
+    # Such a server bounded by the release before: 32 MB, but segments recycled.
+    before = {"max_wal_size": "32", "min_wal_size": "32", "wal_compression": "on"}
+    assert not database.wal_settled({**before, "wal_recycle": "on"}, wanted)
+    assert database.wal_settled({**before, "wal_recycle": "off"}, wanted)

@@ -36,7 +36,8 @@ def fetch(url: str, sql: str, params: Any = None) -> list[dict[str, Any]]:
 def chunk_rows(url: str, source: str = "docs") -> list[dict[str, Any]]:
     return fetch(
         url,
-        "SELECT *, xmin::text AS xmin FROM content_chunks WHERE source = %s "
+        # embed_text is a function of the row (migration 0014), which * leaves out.
+        "SELECT *, c.embed_text, xmin::text AS xmin FROM content_chunks c WHERE source = %s "
         "ORDER BY rel_path, position",
         [source],
     )

@@ -411,8 +411,8 @@ def test_markdown_split_plain_splits_blind_but_keeps_heading_columns(
     ingest(sample, source="plain", recipe=recipe)
     rows = fetch(
         database_url,
-        "SELECT char_start, char_end, heading_path, breadcrumb, embed_text, text "
-        "FROM content_chunks WHERE source = 'plain' AND rel_path = 'ch08-02-strings.md' "
+        "SELECT char_start, char_end, heading_path, breadcrumb, c.embed_text, text "
+        "FROM content_chunks c WHERE source = 'plain' AND rel_path = 'ch08-02-strings.md' "
         "ORDER BY position",
     )
     text = (sample / "ch08-02-strings.md").read_text(encoding="utf-8")

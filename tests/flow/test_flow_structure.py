@@ -96,9 +96,9 @@ def test_structure_rows_are_what_the_chunker_gives(
     # the table's trigger from table_header; checked against the chunker above).
     with psycopg.connect(database_url) as conn:
         headed = conn.execute(
-            "SELECT count(*) FROM content_chunks WHERE rel_path = 'table.md' "
+            "SELECT count(*) FROM content_chunks c WHERE rel_path = 'table.md' "
             "AND table_header = '| Key | Value |\n|-----|-------|' "
-            "AND embed_text = breadcrumb || E'\n\n' || table_header || E'\n' || text"
+            "AND c.embed_text = breadcrumb || E'\n\n' || table_header || E'\n' || text"
         ).fetchone()
     assert headed is not None and headed[0] >= 2
 
@@ -221,7 +221,7 @@ def test_the_recursive_chunker_fills_breadcrumb_and_embed_text(
     assert_rows_match_files(database_url, corpus, recipe=recipe)
     rows = fetch(
         database_url,
-        "SELECT rel_path, heading_path, breadcrumb, embed_text, text FROM content_chunks",
+        "SELECT rel_path, heading_path, breadcrumb, c.embed_text, text FROM content_chunks c",
     )
     headed = [row for row in rows if row["heading_path"]]
     assert headed and all(row["breadcrumb"] for row in headed)
@@ -269,17 +269,20 @@ def test_rows_from_before_breadcrumbs_are_migrated_then_backfilled(
 
     # The migrations keep them (the breadcrumb CHECK stays NOT VALID for old rows).
     assert "0006_breadcrumb_embed_text" in migrate.apply(database_url).applied
-    assert fetch(
-        database_url, "SELECT count(*) AS n FROM content_chunks WHERE embed_text = ''"
-    ) == [{"n": len(chunks) + 1}]
+    # Headed rows without a breadcrumb: their embed_text (computed from the row
+    # since migration 0014) is their bare text.
+    bare = (
+        "SELECT count(*) AS n FROM content_chunks c WHERE c.embed_text = c.text "
+        "AND cardinality(c.heading_path) > 0"
+    )
+    headed = sum(1 for chunk in [*chunks, chunks[-1]] if chunk.heading_path)
+    assert headed and fetch(database_url, bare) == [{"n": headed}]
 
     report = ingest(corpus)  # the next run backfills
 
     assert report.ok and report.unchanged == 0
     assert_rows_match_files(database_url, corpus)
-    assert fetch(
-        database_url, "SELECT count(*) AS n FROM content_chunks WHERE embed_text = ''"
-    ) == [{"n": 0}]
+    assert fetch(database_url, bare) == [{"n": 0}]
     with psycopg.connect(database_url) as conn:  # and now Postgres can prove it
         conn.execute(
             "ALTER TABLE content_chunks VALIDATE CONSTRAINT content_chunks_breadcrumb_check"

@@ -336,9 +336,11 @@ def test_a_host_table_is_searched_and_outlined(corpus: str) -> None:
             )
         ]
         listed = sql.SQL(", ").join(map(sql.Identifier, columns))
+        # c.embed_text: content_chunks computes it from the row (migration 0014).
+        read = sql.SQL(", ").join(sql.SQL("c.{}").format(sql.Identifier(c)) for c in columns)
         conn.execute(
-            sql.SQL("INSERT INTO host.pages ({}) SELECT {} FROM content_chunks").format(
-                listed, listed
+            sql.SQL("INSERT INTO host.pages ({}) SELECT {} FROM content_chunks c").format(
+                listed, read
             )
         )
     host = {"table": "pages", "pg_schema": "host", "database_url": corpus}

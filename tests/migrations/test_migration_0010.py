@@ -61,7 +61,7 @@ def _insert(conn: psycopg.Connection, rel_path: str, *, old_writer: bool) -> dic
 def _embed_texts(conn: psycopg.Connection, ids: dict[int, object]) -> dict[int, str]:
     found = {}
     for position, row_id in ids.items():
-        row = conn.execute("SELECT embed_text FROM content_chunks WHERE id = %s", [row_id])
+        row = conn.execute("SELECT c.embed_text FROM content_chunks c WHERE id = %s", [row_id])
         found[position] = str(row.fetchone()[0])  # type: ignore[index]
     return found
 
@@ -73,7 +73,8 @@ def test_a_database_at_0009_with_rows_upgrades_in_place(database_url: str) -> No
         old_ids = _insert(conn, "old.md", old_writer=True)
         assert _embed_texts(conn, old_ids) == expected
 
-    assert [m for m in migrate.apply(database_url).applied if m.startswith("0010")]
+    applied = migrate.apply(database_url, through="0013").applied
+    assert [m for m in applied if m.startswith("0010")]
 
     with psycopg.connect(database_url, autocommit=True) as conn:
         # The old rows keep their embed texts; table_header is unknown (NULL).
@@ -96,6 +97,18 @@ def test_a_database_at_0009_with_rows_upgrades_in_place(database_url: str) -> No
             "WHERE t.tgrelid = 'content_chunks'::regclass AND NOT t.tgisinternal"
         ).fetchall()
     assert trigger == [("mdchunks_chunk_columns",)]
+
+    # Migration 0014 drops the stored column: the header rows an old row (the
+    # last, never written again) stored in its embed_text become its
+    # table_header, so it reads the same.
+    assert migrate.apply(database_url).applied == ("0014_embed_text_computed",)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        headers = conn.execute(
+            "SELECT table_header FROM content_chunks WHERE id = %s", [old_ids[3]]
+        ).fetchone()
+        assert headers == (_CHUNKS[3][4],)
+        assert _embed_texts(conn, old_ids) == expected
+        assert _embed_texts(conn, new_ids) == expected
 
 
 def test_0010_applies_after_a_hosts_upgrade_sql_ran_first(database_url: str) -> None:
