@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import logging
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -63,6 +64,8 @@ from mdchunks.source.listing import matcher
 from mdchunks.source.offload import run_off_loop
 
 # -- settings -----------------------------------------------------------------
+
+log = logging.getLogger(__name__)
 
 APP_NAME = "mdchunks"
 POOL_MAX_SIZE = 8
@@ -244,12 +247,29 @@ async def process_document(
         ),
         encoded,
     )
-    if not run.live and run.pending_rows >= section_writes.BATCH_ROWS:
+    if not run.live and not run.writing_sections and run.pending_rows >= section_writes.BATCH_ROWS:
         # A watch writes them at each change it reports, in order (two
         # batches in flight could land an older version of a document last).
-        await section_writes.write_batch(coco.use_context(DB), run.take_sections())
+        await _write_section_batch(run)
     if isinstance(file, DocumentFile):
         file.forget_content()
+
+
+async def _write_section_batch(run: RunLedger) -> None:
+    """Write the section rows waiting in the ledger. A failed write (the
+    database lost mid-run: the run's watchdog reports that and stops it) raises
+    nothing in this document's component, where the engine would log it with a
+    backtrace: the rows stay pending, for the reconciliation to write."""
+    batch = run.section_batch()
+    run.writing_sections = True
+    try:
+        await section_writes.write_batch(coco.use_context(DB), list(batch.values()))
+    except Exception as exc:
+        log.debug("section rows left for the reconciliation: %s", exc)
+    else:
+        run.written(batch)
+    finally:
+        run.writing_sections = False
 
 
 # -- app ------------------------------------------------------------------------------------

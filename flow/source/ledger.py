@@ -51,6 +51,7 @@ class RunLedger:
     pending_sections: dict[str, str] = field(default_factory=dict)
     pending_rows: int = 0
     _pending_counts: dict[str, int] = field(default_factory=dict)
+    writing_sections: bool = False  # a batch write is in flight (one at a time)
 
     def record(self, outcome: Processed, sections: str | None = None) -> None:
         """`outcome`, and its document's section rows to write (`sections.encode`;
@@ -79,6 +80,17 @@ class RunLedger:
         self._pending_counts = {}
         self.pending_rows = 0
         return taken
+
+    def section_batch(self) -> dict[str, str]:
+        """The section rows waiting now, still pending until `written`."""
+        return dict(self.pending_sections)
+
+    def written(self, batch: dict[str, str]) -> None:
+        """`batch` (from `section_batch`) is in the table: its rows are no longer
+        pending, but for documents recorded again meanwhile (their newer rows are)."""
+        for rel_path, rows in batch.items():
+            if self.pending_sections.get(rel_path) is rows:
+                self._drop_sections(rel_path)
 
     def _drop_sections(self, rel_path: str) -> None:
         self.pending_sections.pop(rel_path, None)
