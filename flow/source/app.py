@@ -50,6 +50,7 @@ from mdchunks.plugin.rows import (
     section_rows,
 )
 from mdchunks.plugin.target import mount_chunk_table, mount_section_table
+from mdchunks.source.bounded import DocumentLimits, run_in_child
 from mdchunks.source.files import (
     DocumentFile,
     DocumentTooLarge,
@@ -172,6 +173,21 @@ def _read_chunk_and_hash(
     )
 
 
+def _read_chunk_and_hash_in_child(
+    data: bytes, *, source: str, rel_path: str, recipe: Recipe, limits: DocumentLimits
+) -> tuple[DocumentContent, ChunkedDocument, str]:
+    # A memo keeps the logic of the `@coco.fn`s its function called; the
+    # child's calls are unseen here, so the same function is called on an
+    # empty text (microseconds): a new chunk_document still re-runs this one.
+    chunk_document("", source=source, rel_path=rel_path, recipe=recipe)
+    return run_in_child(
+        _read_chunk_and_hash,
+        (data,),
+        {"source": source, "rel_path": rel_path, "recipe": recipe},
+        limits,
+    )
+
+
 # -- per-document function ----------------------------------------------------------------
 
 
@@ -199,19 +215,21 @@ async def process_document(
     try:
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
-        # In a worker thread, so that documents overlap (flow/source/offload.py).
+        # In a worker thread, so that documents overlap (flow/source/offload.py);
+        # a large one in a child process within the run's limits
+        # (flow/source/bounded.py), where a crash costs the run nothing; a
+        # small one marked in the run's journal while it runs
+        # (flow/source/quarantine.py).
+        work = (
+            functools.partial(_read_chunk_and_hash_in_child, limits=run.limits)
+            if len(data) >= run.limits.child_above_bytes
+            else run.quarantine.guard(
+                rel_path, _read_chunk_and_hash, data=data, recipe=recipe.fingerprint()
+            )
+        )
         content, chunked, content_hash = await run_off_loop(
             len(data),
-            functools.partial(
-                # Marked in the run's journal while it runs (flow/source/quarantine.py).
-                run.quarantine.guard(
-                    rel_path, _read_chunk_and_hash, data=data, recipe=recipe.fingerprint()
-                ),
-                data,
-                source=source,
-                rel_path=rel_path,
-                recipe=recipe,
-            ),
+            functools.partial(work, data, source=source, rel_path=rel_path, recipe=recipe),
         )
     except DocumentProblem as problem:
         error = str(problem)
