@@ -45,6 +45,7 @@ from mdchunks.plugin.rows import (
     CHUNKS_TABLE,
     SECTIONS_TABLE,
     ChunkRow,
+    SectionIds,
     SectionRow,
     chunk_rows,
     section_rows,
@@ -151,8 +152,13 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     split_language = None if plain else language
     chunking = chunk_markdown(text, options, language=split_language)
     fingerprint = recipe.fingerprint()
-    rows = chunk_rows(chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint)
-    sections = section_rows(chunking.sections, source=source, rel_path=rel_path, recipe=fingerprint)
+    ids = SectionIds(source, rel_path)
+    sections = section_rows(
+        chunking.sections, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
+    )
+    rows = chunk_rows(
+        chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
+    )
     return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations)
 
 
