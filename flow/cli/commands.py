@@ -274,9 +274,9 @@ def cli() -> None:
     help="Skip (and report) documents larger than this. What one document costs, per MB "
     "(python -m benchmarks.document_cost, 2 MB documents): prose about 1 s and 100 MB of "
     "memory; pipe tables 0.05 s and 5 MB (wide ones are split as plain text); one long line "
-    "2 s and 50 MB; heading-dense text (a heading every few bytes) 15 s and 500 MB, so a "
-    "document of that kind at the default limit needs about 12 GB: lower the limit where "
-    "folders are untrusted.",
+    "2 s and 50 MB; heading-dense text (a heading every few bytes) 15-40 s and 450 MB, so "
+    "past about 8 MB a document of that kind fails at --doc-memory-limit instead of "
+    "needing 11 GB at this limit. Lower both where folders are untrusted.",
 )
 @click.option(
     "--doc-time-limit",
@@ -297,7 +297,7 @@ def cli() -> None:
     metavar="MB",
     help="The same child is stopped past this much resident memory (its interpreter "
     "included, about 40 MB); the document fails alone, named. Prose needs about 100 times "
-    "its size (24 MiB: 2.4 GB), heading-dense text about 500 times, so past about 8 MB it "
+    "its size (24 MiB: 2.4 GB), heading-dense text about 450 times, so past about 8 MB it "
     "fails at the default.",
 )
 @click.option(

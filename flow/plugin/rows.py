@@ -18,6 +18,7 @@ section's id is `uuid5(NAMESPACE, f"section:{source}:{rel_path}:{ordinal}")`,
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -83,6 +84,9 @@ class ChunkRow:
     # The sections the chunk holds (HeadingChunk.sections), as section ids.
     section_ids: Annotated[list[uuid.UUID], PgType("uuid[]")]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _by_fields(self)
+
 
 @dataclass(frozen=True, slots=True)
 class SectionRow:
@@ -114,6 +118,24 @@ class SectionRow:
     gap_starts: Annotated[list[int], PgType("integer[]")]
     gap_texts: Annotated[list[str], PgType("text[]")]
     recipe: str
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _by_fields(self)
+
+
+def _by_fields(row: Any) -> tuple[Any, ...]:
+    # Pickled as the class and its fields in order: a large document's rows
+    # come back from its child process (flow/source/bounded.py), and a slots
+    # dataclass's default state costs about twice the time to load (measured:
+    # 50,000 sections, 2.3 s -> 1.3 s).
+    kind = type(row)
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    return kind, tuple(map(row.__getattribute__, names))
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 class SectionIds:

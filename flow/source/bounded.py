@@ -23,8 +23,8 @@ pays about 1.6 s to start it, every later one about 30 ms (measured on 2
 cores), instead of the 1.4-1.9 s of a spawned interpreter each. The server has
 cocoindex's idle runtime threads; a child uses none of them (the splitter
 and the parse run on the calling thread). A child also dies by itself: at
-its deadline (SIGALRM, a little after the parent's) and when the fork server
-goes away with the run (PR_SET_PDEATHSIG), so a killed run leaves no child.
+its deadline (SIGALRM, a little after the parent's) and when the run's end of
+its answer pipe closes, so a killed run leaves no child behind.
 
 A child killed by a signal the run did not send (a native abort) is the
 quarantine's "the process died while chunking this document" at once, a
@@ -34,14 +34,13 @@ crash in-process only on the next run, after a trial).
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import ctypes.util
 import math
 import multiprocessing
 import os
 import pickle
+import select
 import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -157,7 +156,7 @@ def _child(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> None:
-    _die_with_parent()
+    _die_with_parent(sender)
     # Past the parent's deadline, if the parent is gone or stuck: SIGALRM's
     # default action ends the process.
     signal.alarm(math.ceil(seconds) + 5)
@@ -176,10 +175,15 @@ def _child(
     sender.close()
 
 
-def _die_with_parent() -> None:
-    # PR_SET_PDEATHSIG (Linux): SIGKILL when the fork server, which ends with
-    # the run, goes away. Elsewhere the alarm alone bounds the child.
-    name = ctypes.util.find_library("c")
-    with contextlib.suppress(OSError, AttributeError):
-        if name:
-            ctypes.CDLL(name).prctl(1, signal.SIGKILL)
+def _die_with_parent(sender: Connection) -> None:
+    # The child's parent is the fork server, which outlives a killed run (each
+    # child holds the server's "alive" pipe open), so no parent-death signal:
+    # a thread waits for the run's end of the answer pipe to close (poll says
+    # POLLERR to a writer without readers) and ends the process then.
+    def watch() -> None:
+        waiting = select.poll()
+        waiting.register(sender.fileno(), select.POLLERR)
+        waiting.poll()
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
