@@ -1,6 +1,10 @@
 """Time and peak memory per MB of one document, by shape (issue 26: bounded cost).
 
-    python -m benchmarks.document_cost [--mb 2] [--shapes prose,table,headings]
+    python -m benchmarks.document_cost [--mb 2] [--shapes prose,table,headings] [--child]
+
+With `--child`, each document is also chunked the way a run chunks one of
+1 MiB or more, in a child process of the fork server (flow/source/bounded.py),
+and that time printed beside: the child's cost is the difference.
 
 Each shape is a generated document of about `--mb` MB, chunked by the
 managed source's per-document work (`mdchunks.source.app.chunk_document`:
@@ -67,8 +71,9 @@ def _peak_and_current_mb() -> tuple[float, float]:
     return int(fields["VmHWM"].split()[0]) / 1024, int(fields["VmRSS"].split()[0]) / 1024
 
 
-def measure_one(shape: str, megabytes: float) -> dict[str, float]:
-    """In this process: one document of `shape`, chunked once."""
+def measure_one(shape: str, megabytes: float, child: bool = False) -> dict[str, float]:
+    """In this process: one document of `shape`, chunked once (and, with
+    `child`, once more in a child process, after the peak is read)."""
     from mdchunks.plugin.recipe import Recipe
     from mdchunks.source.app import chunk_document
 
@@ -85,13 +90,32 @@ def measure_one(shape: str, megabytes: float) -> dict[str, float]:
         "seconds": seconds,
         "rows": len(done.rows),
         "peak_above_mb": peak - before,
+        "child_seconds": _in_child(text) if child else 0.0,
     }
 
 
-def run(shape: str, megabytes: float) -> dict[str, float]:
+def _in_child(text: str) -> float:
+    """The same document as a run chunks one of 1 MiB or more: read, chunked
+    and hashed in a child process of the fork server (flow/source/bounded.py),
+    its rows sent back. The server is started first, on a small document: a
+    run pays that once (about 1.6 s), not per document."""
+    from mdchunks.plugin.recipe import Recipe
+    from mdchunks.source.app import _read_chunk_and_hash
+    from mdchunks.source.bounded import DocumentLimits, run_in_child
+
+    limits = DocumentLimits(seconds=3600, memory_bytes=2**40)
+    options = {"source": "bench", "rel_path": "doc.md", "recipe": Recipe()}
+    run_in_child(_read_chunk_and_hash, (b"# warm\n",), options, limits)
+    started = time.perf_counter()
+    run_in_child(_read_chunk_and_hash, (text.encode(),), options, limits)
+    return time.perf_counter() - started
+
+
+def run(shape: str, megabytes: float, child: bool) -> dict[str, float]:
     """`measure_one` in a fresh process: its peak is this document's alone."""
+    one = ["--one", shape, "--mb", str(megabytes)] + (["--child"] if child else [])
     found = subprocess.run(
-        [sys.executable, "-m", "benchmarks.document_cost", "--one", shape, "--mb", str(megabytes)],
+        [sys.executable, "-m", "benchmarks.document_cost", *one],
         capture_output=True,
         text=True,
         check=True,
@@ -105,17 +129,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.document_cost")
     parser.add_argument("--mb", type=float, default=2.0, help="document size, MB [2]")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated")
+    parser.add_argument(
+        "--child",
+        action="store_true",
+        help="also time each document in a child process, as a run chunks one of 1 MiB or more",
+    )
     parser.add_argument("--one", choices=SHAPES, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(measure_one(args.one, args.mb)))
+        print(json.dumps(measure_one(args.one, args.mb, args.child)))
         return 0
-    print(f"{'shape':<10}{'MB':>7}{'s':>9}{'s/MB':>9}{'peak MB':>9}{'peak/size':>11}{'rows':>9}")
+    header = f"{'shape':<10}{'MB':>7}{'s':>9}{'s/MB':>9}{'peak MB':>9}{'peak/size':>11}{'rows':>9}"
+    print(header + (f"{'child s':>9}" if args.child else ""))
     for shape in args.shapes.split(","):
-        r = run(shape, args.mb)
+        r = run(shape, args.mb, args.child)
         print(
             f"{shape:<10}{r['mb']:>7.2f}{r['seconds']:>9.2f}{r['seconds'] / r['mb']:>9.2f}"
-            f"{r['peak_above_mb']:>9.0f}{r['peak_above_mb'] / r['mb']:>10.0f}x{r['rows']:>9.0f}",
+            f"{r['peak_above_mb']:>9.0f}{r['peak_above_mb'] / r['mb']:>10.0f}x{r['rows']:>9.0f}"
+            + (f"{r['child_seconds']:>9.2f}" if args.child else ""),
             flush=True,
         )
     return 0

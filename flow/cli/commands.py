@@ -34,7 +34,7 @@ from mdchunks.heading_index.options import Option, options_of
 from mdchunks.names import shown
 from mdchunks.plugin.recipe import CHUNKERS, DEFAULT_MAX_DOC_BYTES, Recipe
 from mdchunks.retrieval import embedder, hits, rankings
-from mdchunks.source import reports
+from mdchunks.source import bounded, reports
 from mdchunks.source.lock import DEFAULT_WAIT_SECONDS
 from rich.console import Console
 from rich.markup import escape
@@ -274,9 +274,31 @@ def cli() -> None:
     help="Skip (and report) documents larger than this. What one document costs, per MB "
     "(python -m benchmarks.document_cost, 2 MB documents): prose about 1 s and 100 MB of "
     "memory; pipe tables 0.05 s and 5 MB (wide ones are split as plain text); one long line "
-    "2 s and 50 MB; heading-dense text (a heading every few bytes) 15 s and 500 MB, so a "
-    "document of that kind at the default limit needs about 12 GB: lower the limit where "
-    "folders are untrusted.",
+    "2 s and 50 MB; heading-dense text (a heading every few bytes) 15-40 s and 450 MB, so "
+    "past about 8 MB a document of that kind fails at --doc-memory-limit instead of "
+    "needing 11 GB at this limit. Lower both where folders are untrusted.",
+)
+@click.option(
+    "--doc-time-limit",
+    type=float,
+    default=bounded.DEFAULT_DOC_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help=f"A document of {bounded.CHILD_ABOVE_BYTES // 2**20} MiB or more is chunked in a "
+    "child process, stopped past this time: it then fails alone, named, and is tried again "
+    "next run (smaller documents chunk in the run's process: under 1 MiB the slowest known "
+    "shape takes under a minute).",
+)
+@click.option(
+    "--doc-memory-limit",
+    type=int,
+    default=bounded.DEFAULT_DOC_MEMORY_MB,
+    show_default=True,
+    metavar="MB",
+    help="The same child is stopped past this much resident memory (its interpreter "
+    "included, about 40 MB); the document fails alone, named. Prose needs about 100 times "
+    "its size (24 MiB: 2.4 GB), heading-dense text about 450 times, so past about 8 MB it "
+    "fails at the default.",
 )
 @click.option(
     "--verify",
@@ -309,6 +331,8 @@ def ingest(
     embed_long_input: str | None,
     live: bool,
     max_doc_bytes: int,
+    doc_time_limit: float,
+    doc_memory_limit: int,
     verify: bool,
     follow_outside_links: bool,
     move: bool,
@@ -349,6 +373,7 @@ def ingest(
             f"two folders would both be source {duplicates[0]!r}: "
             "ingest them one at a time with --source"
         )
+    limits = bounded.DocumentLimits(doc_time_limit, doc_memory_limit * 1024 * 1024)
     any_failed = False
     for path, name in zip(paths, names, strict=True):
         with (
@@ -370,6 +395,7 @@ def ingest(
                 max_doc_bytes=max_doc_bytes,
                 lock_wait=lock_wait,
                 progress=progress,
+                limits=limits,
                 follow_outside_links=follow_outside_links,
                 move=move,
                 verify=verify,
@@ -391,6 +417,7 @@ def ingest(
                 data_dir=data_dir,
                 max_doc_bytes=max_doc_bytes,
                 lock_wait=lock_wait,
+                limits=limits,
                 on_change=lambda line: out.print(escape(shown(line))),
                 on_stop=on_stop,
             )

@@ -46,12 +46,14 @@ from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
     CHUNKS_TABLE,
     ChunkRow,
+    SectionIds,
     SectionRow,
     chunk_rows,
     section_rows,
 )
 from mdchunks.plugin.target import mount_chunk_table
 from mdchunks.source import sections as section_writes
+from mdchunks.source.bounded import DocumentLimits, run_in_child
 from mdchunks.source.files import (
     DocumentFile,
     DocumentTooLarge,
@@ -154,8 +156,13 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     split_language = None if plain else language
     chunking = chunk_markdown(text, options, language=split_language)
     fingerprint = recipe.fingerprint()
-    rows = chunk_rows(chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint)
-    sections = section_rows(chunking.sections, source=source, rel_path=rel_path, recipe=fingerprint)
+    ids = SectionIds(source, rel_path)
+    sections = section_rows(
+        chunking.sections, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
+    )
+    rows = chunk_rows(
+        chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
+    )
     return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations)
 
 
@@ -176,6 +183,21 @@ def _read_chunk_and_hash(
         chunked,
         hashlib.sha256(data).hexdigest(),
         section_writes.encode(chunked.sections),
+    )
+
+
+def _read_chunk_and_hash_in_child(
+    data: bytes, *, source: str, rel_path: str, recipe: Recipe, limits: DocumentLimits
+) -> tuple[DocumentContent, ChunkedDocument, str, str]:
+    # A memo keeps the logic of the `@coco.fn`s its function called; the
+    # child's calls are unseen here, so the same function is called on an
+    # empty text (microseconds): a new chunk_document still re-runs this one.
+    chunk_document("", source=source, rel_path=rel_path, recipe=recipe)
+    return run_in_child(
+        _read_chunk_and_hash,
+        (data,),
+        {"source": source, "rel_path": rel_path, "recipe": recipe},
+        limits,
     )
 
 
@@ -206,19 +228,21 @@ async def process_document(
     try:
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
-        # In a worker thread, so that documents overlap (flow/source/offload.py).
+        # In a worker thread, so that documents overlap (flow/source/offload.py);
+        # a large one in a child process within the run's limits
+        # (flow/source/bounded.py), where a crash costs the run nothing; a
+        # small one marked in the run's journal while it runs
+        # (flow/source/quarantine.py).
+        work = (
+            functools.partial(_read_chunk_and_hash_in_child, limits=run.limits)
+            if len(data) >= run.limits.child_above_bytes
+            else run.quarantine.guard(
+                rel_path, _read_chunk_and_hash, data=data, recipe=recipe.fingerprint()
+            )
+        )
         content, chunked, content_hash, encoded = await run_off_loop(
             len(data),
-            functools.partial(
-                # Marked in the run's journal while it runs (flow/source/quarantine.py).
-                run.quarantine.guard(
-                    rel_path, _read_chunk_and_hash, data=data, recipe=recipe.fingerprint()
-                ),
-                data,
-                source=source,
-                rel_path=rel_path,
-                recipe=recipe,
-            ),
+            functools.partial(work, data, source=source, rel_path=rel_path, recipe=recipe),
         )
     except DocumentProblem as problem:
         error = str(problem)

@@ -18,6 +18,7 @@ from typing import Any, cast
 import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs
+from mdchunks.source.bounded import DocumentOverLimit
 from mdchunks.source.listing import FileStat
 
 
@@ -266,7 +267,7 @@ def one_line(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     if isinstance(exc, asyncpg.PostgresError):
         return f"the database refused its rows: {' '.join(str(exc).split())}"
-    if isinstance(exc, (DocumentTooLarge, DocumentReplaced)):
+    if isinstance(exc, (DocumentTooLarge, DocumentReplaced, DocumentOverLimit)):
         return str(exc)
     if isinstance(exc, FileNotFoundError):
         return "vanished while the run read it"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mdchunks.source.bounded import DocumentLimits
 from mdchunks.source.listing import Listing
 from mdchunks.source.quarantine import Quarantine
 
@@ -39,6 +40,8 @@ class RunLedger:
     max_doc_bytes: int
     live: bool = False  # a watch: cocoindex's live walk finds the documents, not the listing
     verify: bool = False  # `ingest --verify`: every document's content is hashed, not its stat
+    # Time and memory of one large document's chunking (flow/source/bounded.py).
+    limits: DocumentLimits = field(default_factory=DocumentLimits)
     processed: dict[str, Processed] = field(default_factory=dict)
     raised: dict[str, str] = field(default_factory=dict)  # rel_path -> cause
     # Documents in flight, and those that killed an earlier run (flow/source/quarantine.py).

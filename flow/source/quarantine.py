@@ -99,7 +99,7 @@ class Quarantine:
                 code = (self.trial or trial_exit_code)(work, args, kwargs)
                 self._settle(rel_path, key if code < 0 else None)
                 if code < 0:
-                    raise DocumentProblem(f"{CRASHED} ({_signal_name(-code)})")
+                    raise DocumentProblem(f"{CRASHED} ({signal_name(-code)})")
             self._write("+", rel_path)
             try:
                 return work(*args, **kwargs)
@@ -191,7 +191,7 @@ def _trial(work: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, An
     work(*args, **kwargs)
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
     except ValueError:

@@ -65,6 +65,7 @@ from mdchunks.source import (
     space,
     state,
 )
+from mdchunks.source.bounded import DEFAULT_LIMITS, DocumentLimits
 from mdchunks.source.ledger import Processed, RunLedger
 from mdchunks.source.reports import IngestReport, converted_of, counted, failures_of
 
@@ -82,6 +83,7 @@ def ingest(
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
     progress: ProgressFn | None = None,
+    limits: DocumentLimits = DEFAULT_LIMITS,
     follow_outside_links: bool = False,
     move: bool = False,
     verify: bool = False,
@@ -105,7 +107,9 @@ def ingest(
     source remembered at another root move to this one (flow/source/catalog.py).
     `verify`: hash every document's content instead of trusting its stat (size
     and mtime), and re-process those whose content changed. `lock_purpose`
-    names the run to another run it keeps waiting ("backfill" for a backfill)."""
+    names the run to another run it keeps waiting ("backfill" for a backfill).
+    `limits`: the time and memory one large document's chunking may take
+    (flow/source/bounded.py); a document past them fails alone."""
     started = time.perf_counter()
     told = settings.Told(
         {name: value for name, value in recipe_changes.items() if value is not None},
@@ -123,6 +127,8 @@ def ingest(
     catalog.check_source_name(source)
     if max_doc_bytes < 1:
         raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
+    if limits.problem():
+        raise UsageError(str(limits.problem()))
     # 2. the database
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
@@ -172,7 +178,11 @@ def ingest(
             db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn, disks)
         )
         ledger = RunLedger(
-            listing=found, max_doc_bytes=max_doc_bytes, quarantine=chunking, verify=verify
+            listing=found,
+            max_doc_bytes=max_doc_bytes,
+            quarantine=chunking,
+            verify=verify,
+            limits=limits,
         )
         stats, healed = _process_and_reconcile(
             conn, source, recipe, found, ledger, run_engine, full_reprocess
@@ -280,7 +290,10 @@ def _process_and_reconcile(
     if result.missing and not full_reprocess:
         healed = True
         heal_ledger = RunLedger(
-            listing=found, max_doc_bytes=ledger.max_doc_bytes, quarantine=ledger.quarantine
+            listing=found,
+            max_doc_bytes=ledger.max_doc_bytes,
+            quarantine=ledger.quarantine,
+            limits=ledger.limits,
         )
         stats = stats + run_engine(heal_ledger, True)
         for outcome in heal_ledger.processed.values():
@@ -315,6 +328,7 @@ def watch(
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
     on_change: Callable[[str], None] | None = None,
+    limits: DocumentLimits = DEFAULT_LIMITS,
     on_stop: Callable[[], None] | None = None,
 ) -> None:
     """Keep the source's rows current while files change, until Ctrl-C or
@@ -337,7 +351,10 @@ def watch(
         state_dir = state.state_dir_for(db, conn, source)
         state.distrust(conn, source)
         ledger = RunLedger(
-            listing=listing.Listing(root=root_path), max_doc_bytes=max_doc_bytes, live=True
+            listing=listing.Listing(root=root_path),
+            max_doc_bytes=max_doc_bytes,
+            live=True,
+            limits=limits,
         )
         seen_failures: set[str] = set()
         shown: list[tuple[int, int, int]] = [(0, 0, 0)]

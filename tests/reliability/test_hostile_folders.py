@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mdchunks.source.bounded import CHILD_ABOVE_BYTES
 from mdchunks.source.quarantine import JOURNAL_SUFFIX
 from reliability_support import Done, assert_invariants, cli_env, query
 
@@ -174,6 +175,34 @@ def test_a_document_that_kills_the_process_is_quarantined_and_the_rest_ingests(
     assert fourth.code == 0, fourth.text
     assert set(_rows_by_document(database_url)) == {"bad.md"} | {f"fine-{i}.md" for i in range(6)}
     assert_invariants(database_url, SOURCE)
+
+
+def test_a_large_document_that_kills_its_chunking_costs_only_itself(
+    tmp_path: Path, database_url: str
+) -> None:
+    """The same injected crash in a document of 1 MiB or more: it is chunked
+    in a child process (flow/source/bounded.py), so the run survives, names
+    it at once and ingests the rest; being a problem of its bytes, it is
+    reported again, unchanged, until it changes."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(3):
+        (root / f"fine-{i}.md").write_text(FINE + f"\nDocument {i}.\n")
+    filler = "Some prose of a large document.\n\n" * (CHILD_ABOVE_BYTES // 30)
+    (root / "bad.md").write_text("# Bad\n\nTHIS DOCUMENT KILLS THE PROCESS\n\n" + filler)
+    data_dir = tmp_path / "data"
+
+    first = _ingest(root, database_url, data_dir, crash="marker")
+    assert first.code == 1, first.text
+    assert _failures_listed(first) == {
+        "bad.md": "the process died while chunking this document (SIGABRT)"
+    }
+    assert set(_rows_by_document(database_url)) == {f"fine-{i}.md" for i in range(3)}
+    assert_invariants(database_url, SOURCE)
+
+    again = _ingest(root, database_url, data_dir, crash="marker")
+    assert again.code == 1, again.text
+    assert "unchanged since an earlier run" in _failures_listed(again)["bad.md"]
 
 
 def test_a_real_splitter_abort_is_quarantined_when_the_guard_is_off(
