@@ -325,7 +325,9 @@ def watch(
     (its engine state is current, so it keeps the chunk rows exact by
     itself). The document rows of what it processed are written at each change
     it reports, and those of deleted files removed; the source's state is
-    trusted again only when the watch ends cleanly (`state.distrust`).
+    trusted again only when the watch ends cleanly (`state.distrust`). A disk
+    it writes that is nearly full stops it with `DiskFull`, the source left
+    unfinished (flow/source/space.py).
     """
     root_path = listing.check_root(Path(root))
     source = source if source is not None else catalog.default_source_name(root_path)
