@@ -133,10 +133,14 @@ async def run_live(
     run: RunLedger,
     on_change: Callable[[EngineStats], Awaitable[None] | None] | None = None,
     on_stop: Callable[[], None] | None = None,
+    alive: AliveFn | None = None,
 ) -> EngineStats:
     """Watch the root and keep the rows current until Ctrl-C (SIGINT) or
     SIGTERM (what a service manager sends); `on_stop` is called at each of
     them, in the signal handler (the CLI arms its bounded exit there).
+    `alive` is called (in a thread) every ALIVE_INTERVAL_SECONDS, as in
+    `run_once`: when it raises (a disk nearly full), the watch is stopped the
+    same way as on a stop request and that exception is raised.
 
     A stop does not cancel the watching task under the engine: the engine went
     on with the components it had started, which failed against a closed
@@ -163,11 +167,22 @@ async def run_live(
                 handle = build_app(env, source=source, recipe=recipe).update(live=True)
                 watching = asyncio.ensure_future(_follow(handle, last, on_change))
                 stopping = asyncio.ensure_future(stop.wait())
-                await asyncio.wait({watching, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                if not watching.done():
-                    await _wind_down(watching)
-                    raise _Stopped
-                stopping.cancel()
+                # The watchdog races the watch as in `_until_done`: a full disk
+                # would otherwise meet the engine's retry-forever.
+                watchdog = asyncio.ensure_future(_watch(alive)) if alive else None
+                racing = {watching, stopping} | ({watchdog} if watchdog else set())
+                try:
+                    await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+                    if not watching.done():
+                        await _wind_down(watching)
+                        failed = watchdog.exception() if watchdog and watchdog.done() else None
+                        raise failed or _Stopped()
+                finally:
+                    for task in (stopping, watchdog):
+                        if task is not None and not task.done():
+                            task.cancel()
+                            with contextlib.suppress(BaseException):
+                                await task
                 watching.result()  # the engine ended by itself: it failed
                 return last[0]
         except _Stopped:

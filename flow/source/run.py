@@ -339,7 +339,9 @@ def watch(
     (its engine state is current, so it keeps the chunk rows exact by
     itself). The document rows of what it processed are written at each change
     it reports, and those of deleted files removed; the source's state is
-    trusted again only when the watch ends cleanly (`state.distrust`).
+    trusted again only when the watch ends cleanly (`state.distrust`). A disk
+    it writes that is nearly full stops it with `DiskFull`, the source left
+    unfinished (flow/source/space.py).
     """
     root_path = listing.check_root(Path(root))
     source = source if source is not None else catalog.default_source_name(root_path)
@@ -349,6 +351,10 @@ def watch(
         if recipe is None:  # the source's last settings, as `ingest` takes them
             recipe = settings.resolve(_last_recipe(conn, source), settings.Told()).recipe
         state_dir = state.state_dir_for(db, conn, source)
+        # As in `ingest`: a disk nearly full refuses the watch before it marks
+        # anything, one that fills under it stops it (flow/source/space.py).
+        disks = space.watched(state_dir, db.pgdata)
+        space.check(disks, started=False)
         state.distrust(conn, source)
         ledger = RunLedger(
             listing=listing.Listing(root=root_path),
@@ -407,7 +413,9 @@ def watch(
                     on_change(f"failed: {rel_path}: {outcome.error}")
 
         # Ctrl-C or SIGTERM ends the watch (flow/source/engine.py); outside the
-        # main thread, a KeyboardInterrupt or a cancellation does.
+        # main thread, a KeyboardInterrupt or a cancellation does. A full disk
+        # raises through here: nothing more is written, the state stays
+        # distrusted (the source shown unfinished) and the lock is given back.
         with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
             asyncio.run(
                 engine.run_live(
@@ -419,6 +427,9 @@ def watch(
                     run=ledger,
                     on_change=changed,
                     on_stop=on_stop,
+                    # Space only: the lock's connection is the watch's own
+                    # (its rows are written on it at each change).
+                    alive=lambda: space.check(disks, started=True, run="watch"),
                 )
             )
         write_documents(forget_gone=True)

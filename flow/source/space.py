@@ -51,11 +51,14 @@ def watched(state_dir: Path, pgdata: Path | None) -> tuple[Watched, ...]:
     return tuple(by_device.values())
 
 
-def check(places: tuple[Watched, ...], *, started: bool, reserve: int = RESERVE_BYTES) -> None:
+def check(
+    places: tuple[Watched, ...], *, started: bool, run: str = "run", reserve: int = RESERVE_BYTES
+) -> None:
     """Raise DiskFull when a watched filesystem has less than `reserve` bytes
     free (for an unprivileged user: what the embedded server, which runs as
     its own user, may still write). `started`: the run had begun (its source
-    is then marked unfinished) rather than not begun."""
+    is then marked unfinished) rather than not begun; `run` names it ("run",
+    or "watch" for `ingest --live`)."""
     for place in places:
         existing = _existing(place.path)
         stats = os.statvfs(existing)
@@ -63,7 +66,7 @@ def check(places: tuple[Watched, ...], *, started: bool, reserve: int = RESERVE_
         if free >= reserve:
             continue
         done = (
-            "the run stopped, and the source is marked unfinished"
+            f"the {run} stopped, and the source is marked unfinished"
             if started
             else "nothing was changed"
         )

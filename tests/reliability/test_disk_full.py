@@ -11,6 +11,8 @@ deleting it is how space comes back; or filled to the last block while the
 engine writes, as another program would. The run must stop with one line naming
 the filesystem, and `status` and `search` must say the source is unfinished;
 after the file is gone the next run must give exactly a clean run's rows.
+The same for `ingest --live`: a disk that fills while it watches ends the
+watch, its lock given back.
 """
 
 from __future__ import annotations
@@ -19,12 +21,23 @@ import contextlib
 import os
 import random
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from mdchunks.source import space
-from reliability_support import Done, count_rows, finish, kill, run_cli, start_cli, wait_until
+from reliability_support import (
+    Done,
+    count_rows,
+    finish,
+    kill,
+    query,
+    run_cli,
+    start_cli,
+    wait_until,
+)
 
 from tests.flow.flow_checks import assert_rows_match_files
 
@@ -122,7 +135,8 @@ def _assert_unfinished(where: list[str], source: str) -> None:
 
 
 def _recover(where: list[str], root: Path, source: str, url: str) -> None:
-    again = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
+    # Not waiting for the lock: the stopped run gave it back.
+    again = run_cli("ingest", str(root), "-q", "--lock-wait", "0", *where, timeout=RUN_TIMEOUT)
     assert again.code == 0, again.text
     assert "last run of this source did not finish" in again.out, again.out
     assert_rows_match_files(url, root, source=source)
@@ -185,8 +199,83 @@ def test_a_disk_already_full_refuses_the_run_and_changes_nothing(
 ) -> None:
     root, data_dir, where = _given_url(tmp_path, database_url, 0.1)
     with _tmpfs(data_dir / "state", 16) as mount:
-        done = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
-        _assert_stopped_by_full_disk(done, "the engine state is nearly full", mount)
-        assert "nothing was changed" in done.err
+        for live in ((), ("--live",)):  # the watch's start is the same catch-up ingest
+            done = run_cli("ingest", str(root), "-q", *live, *where, timeout=RUN_TIMEOUT)
+            _assert_stopped_by_full_disk(done, "the engine state is nearly full", mount)
+            assert "nothing was changed" in done.err
         status = run_cli("status", *where, timeout=RUN_TIMEOUT)
         assert status.code == 0 and "did not finish" not in status.out, status.text
+
+
+# A watch stopped by a full disk leaves within this (its engine gets 3 s to
+# wind down, flow/source/engine.py); it used to retry its writes forever.
+WATCH_STOP_LIMIT = 30
+
+
+def _append(document: Path, heading: str) -> None:
+    with document.open("a") as out:
+        out.write(f"\n## {heading}\n\nsome words to chunk\n")
+
+
+def _has_text(url: str, words: str) -> bool:
+    found = query(url, "SELECT 1 FROM content_chunks WHERE text LIKE %s LIMIT 1", [f"%{words}%"])
+    return bool(found)
+
+
+def test_engine_state_filling_up_under_a_watch_stops_it_in_one_line(
+    tmp_path: Path, database_url: str
+) -> None:
+    root, data_dir, where = _given_url(tmp_path, database_url, 0.2)
+    with _tmpfs(data_dir / "state", space.RESERVE_BYTES // MB + 16) as mount:
+        watch = start_cli("ingest", str(root), "-q", "--live", *where)
+        assert watch.stdout is not None
+        out: list[str] = []
+        began = threading.Event()
+
+        def read() -> None:  # stdout as it comes: the watch says when it began
+            assert watch.stdout is not None
+            for line in watch.stdout:
+                out.append(line)
+                if line.startswith("watching "):
+                    began.set()
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            assert began.wait(RUN_TIMEOUT), "the watch did not begin"
+            # The watch is running once it has chunked a change.
+            _append(root / "doc000.md", "Appended while watched")
+            assert wait_until(
+                lambda: _has_text(database_url, "Appended while watched"), timeout=RUN_TIMEOUT
+            )
+            # Another program takes the disk below the reserve while it watches
+            # (to the last block instead, the engine can meet the full disk in the
+            # half second between two checks and log its retry: docs/reliability.md).
+            filler = _fill(mount, leave=-16 * MB)
+            filled = time.monotonic()
+            _append(root / "doc000.md", "Appended while full")
+            (root / "doc001.md").touch()
+            code = watch.wait(timeout=WATCH_STOP_LIMIT)
+            seconds = time.monotonic() - filled
+        except subprocess.TimeoutExpired:
+            kill(watch)
+            pytest.fail(f"the watch did not stop within {WATCH_STOP_LIMIT} s of its disk filling")
+        finally:
+            if watch.poll() is None:
+                kill(watch)
+        reader.join(timeout=10)
+        assert watch.stderr is not None
+        done = Done(code, "".join(out), watch.stderr.read(), seconds)
+        watch.stderr.close()
+        # After the catch-up's report, stdout has the watch's own lines, nothing else.
+        watched = done.out.split(f"watching {root} for changes (Ctrl-C to stop)\n", 1)[1]
+        assert all(line.startswith("live: ") for line in watched.splitlines()), done.out
+        for noise in ("Traceback", "backtrace", "ERROR", "os error", "error:"):
+            assert noise not in done.out, done.out
+        _assert_stopped_by_full_disk(
+            Done(done.code, "", done.err, done.seconds), "the engine state is nearly full", mount
+        )
+        assert "the watch stopped, and the source is marked unfinished" in done.err, done.err
+        _assert_unfinished(where, "notes")
+        filler.unlink()
+        _recover(where, root, "notes", database_url)
