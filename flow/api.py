@@ -732,10 +732,10 @@ def drop(
         if removed:
             shutil.rmtree(state_dir)
         quarantine.forget(state_dir)  # its journal and quarantine list go with it
-    chunks, documents, sources = row if row else (0, 0, 0)
+    chunks, documents, sources, sections = row if row else (0, 0, 0, 0)
     if not (chunks or documents or sources or removed):
         raise UsageError(f"unknown source {source!r}: nothing to drop")
-    return DropReport(source, int(chunks), int(documents), removed)
+    return DropReport(source, int(chunks), int(documents), removed, int(sections))
 
 
 def _require_source(conn: Connection, source: str, table: ChunkTable | None = None) -> None:

@@ -840,6 +840,7 @@ def drop(
     report = api.drop(source, database_url=database_url, data_dir=data_dir, lock_wait=lock_wait)
     out.print(
         f"dropped source {escape(shown(source))}: {report.chunks_deleted} chunk rows, "
+        f"{report.sections_deleted} section rows, "
         f"{report.documents_deleted} document rows deleted"
         + ("; engine state removed" if report.state_removed else "")
     )

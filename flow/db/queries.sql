@@ -310,7 +310,8 @@ WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1
      search_terms AS (DELETE FROM mdchunks_search_terms WHERE source = %(source)s RETURNING 1),
      documents AS (DELETE FROM mdchunks_documents WHERE source = %(source)s RETURNING 1),
      sources AS (DELETE FROM mdchunks_sources WHERE source = %(source)s RETURNING 1)
-SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT count(*) FROM sources);
+SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT count(*) FROM sources),
+       (SELECT count(*) FROM sections);
 
 
 -- name: search_stats_refresh

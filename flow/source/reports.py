@@ -170,6 +170,7 @@ class DropReport:
     chunks_deleted: int
     documents_deleted: int
     state_removed: bool
+    sections_deleted: int = 0
 
 
 def failures_of(

@@ -102,7 +102,9 @@ def test_section_rows_follow_edits_deletions_backfills_and_drop(
     assert {row[-1] for row in stored_sections(database_url)} == recipes
     spans = [row[:17] for row in stored_sections(database_url)]
     assert spans == [row[:17] for row in expected_sections(docs, Recipe())]
-    assert run_cli("drop", "--source", "docs", "--yes").code == 0
+    dropped = run_cli("drop", "--source", "docs", "--yes")
+    assert dropped.code == 0
+    assert f"{len(spans)} section rows" in dropped.out, dropped.out
     assert stored_sections(database_url) == []
 
 
