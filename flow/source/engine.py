@@ -214,15 +214,17 @@ async def _follow(
         last[0] = current
 
 
-async def _wind_down(watching: asyncio.Future[None]) -> None:
-    """Stop the live engine and give it LIVE_STOP_SECONDS to end its update."""
-    # What still fails on the way out (writes of components cut short) is
-    # expected: debug log only, no traceback.
+async def _wind_down(update: asyncio.Future[None], seconds: float = LIVE_STOP_SECONDS) -> None:
+    """Stop the engine the way cocoindex's own CLI does on Ctrl-C (its global
+    cancellation token, so no write is retried meanwhile), drop the chunking
+    not yet started, and give `update` `seconds` to end. What still fails on
+    the way out (writes of components cut short) is expected: debug log only,
+    no traceback. The caller resets the token."""
     asyncio.get_running_loop().set_exception_handler(_quiet)
     _core.cancel_all()
     offload.drop_queued()
     with contextlib.suppress(BaseException):
-        await asyncio.wait_for(watching, LIVE_STOP_SECONDS)
+        await asyncio.wait_for(update, seconds)
 
 
 @contextlib.contextmanager
@@ -258,15 +260,9 @@ async def _until_done(handle: coco.UpdateHandle[None], alive: AliveFn | None) ->
         await asyncio.wait({result, watchdog}, return_when=asyncio.FIRST_COMPLETED)
         stopped = watchdog.done() and not result.done()
         if stopped:
-            # Stop the engine the way cocoindex's own CLI does on Ctrl-C: its
-            # global cancellation token, so no write is retried meanwhile. The
-            # writes still in flight fail on the way out (the pool is gone);
-            # the one error that matters is the watchdog's.
-            asyncio.get_running_loop().set_exception_handler(_quiet)
-            _core.cancel_all()
+            # The one error that matters is the watchdog's.
             try:
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(result, STOP_TIMEOUT_SECONDS)
+                await _wind_down(result, STOP_TIMEOUT_SECONDS)
             finally:
                 _core.reset_global_cancellation()
     finally:

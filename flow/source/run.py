@@ -127,8 +127,8 @@ def ingest(
     catalog.check_source_name(source)
     if max_doc_bytes < 1:
         raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
-    if limits.problem():
-        raise UsageError(str(limits.problem()))
+    if problem := limits.problem():
+        raise UsageError(problem)
     # 2. the database
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
@@ -343,6 +343,8 @@ def watch(
     it writes that is nearly full stops it with `DiskFull`, the source left
     unfinished (flow/source/space.py).
     """
+    if problem := limits.problem():
+        raise UsageError(problem)
     root_path = listing.check_root(Path(root))
     source = source if source is not None else catalog.default_source_name(root_path)
     db = database.resolve(database_url, data_dir)

@@ -183,7 +183,7 @@ def test_live_stops_within_seconds_in_every_state(
 # promise that it does): the CLI's bound must end the process anyway.
 STUCK_CLI = (
     "import asyncio, mdchunks.source.engine as engine\n"
-    "async def never(watching): await asyncio.sleep(3600)\n"
+    "async def never(update, seconds=0): await asyncio.sleep(3600)\n"
     "engine._wind_down = never\n" + CLI.replace("; ", "\n")
 )
 
