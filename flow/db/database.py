@@ -492,26 +492,33 @@ def _embedded(data_dir: Path) -> Database:
         server = _start_server(pgdata)
         url = server.get_uri(EMBEDDED_DATABASE)
         # template1 is in every server. Connected to it, the new database is
-        # made from template0 (the same at initdb): a template in use cannot be
-        # copied.
+        # made from template0 (the same at initdb, while it is there): a
+        # template in use cannot be copied.
         with connect(server.get_uri("template1")) as conn:
-            exists = conn.execute(
-                "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DATABASE]
-            ).fetchone()
-            if not exists:
+            databases = {
+                str(row[0])
+                for row in conn.execute(
+                    "SELECT datname FROM pg_database WHERE datname IN (%s, 'template0')",
+                    [EMBEDDED_DATABASE],
+                ).fetchall()
+            }
+            if EMBEDDED_DATABASE not in databases:
+                template = " TEMPLATE template0" if "template0" in databases else ""
                 with contextlib.suppress(
                     asyncpg.exceptions.DuplicateDatabaseError,
                     asyncpg.exceptions.UniqueViolationError,
                 ):
                     conn.execute(
-                        f"CREATE DATABASE {connection.quote_ident(EMBEDDED_DATABASE)} "
-                        "TEMPLATE template0"
+                        f"CREATE DATABASE {connection.quote_ident(EMBEDDED_DATABASE)}{template}"
                     )
             if fresh:
-                # A server made for us holds our database only: initdb's
-                # `postgres` database (7 MB of catalogs, a fixed quarter of the
-                # server's files; docs/database.md) goes.
+                # A server made for us holds our database and template1 only:
+                # initdb's `postgres` database and template0 (7 MB of catalogs
+                # each, a third of the server's files each; docs/database.md)
+                # go. template1 stays, the template CREATE DATABASE copies.
                 conn.execute("DROP DATABASE IF EXISTS postgres")
+                conn.execute("ALTER DATABASE template0 IS_TEMPLATE false")
+                conn.execute("DROP DATABASE IF EXISTS template0")
             _bound_the_wal(conn)
     from pgserver._commands import POSTGRES_BIN_PATH  # bundled binaries
 
@@ -530,12 +537,18 @@ def _embedded(data_dir: Path) -> Database:
 # two segments, removes old ones rather than keeping them for reuse, and
 # compresses full-page images.
 WAL_SEGMENT_MB = 1
+EMBEDDED_MAX_WAL_MB = 8
 EMBEDDED_INITDB = (
     f"--wal-segsize={WAL_SEGMENT_MB}",
     "--set=wal_level=minimal",
     "--set=max_wal_senders=0",
+    # initdb's own checkpoints too: with the defaults (80 MB kept as spares,
+    # recycled) a new server started with six 1 MB segments made ahead of
+    # need, which stayed until the WAL reached them.
+    f"--set=min_wal_size={2 * WAL_SEGMENT_MB}MB",
+    f"--set=max_wal_size={EMBEDDED_MAX_WAL_MB}MB",
+    "--set=wal_recycle=off",
 )
-EMBEDDED_MAX_WAL_MB = 8
 
 
 def embedded_wal(segment_mb: int) -> dict[str, str]:
@@ -547,6 +560,16 @@ def embedded_wal(segment_mb: int) -> dict[str, str]:
         "wal_compression": "pglz",
         "wal_recycle": "off",
     }
+
+
+def settle_wal(conn: Connection, db: Database) -> None:
+    """After a run that wrote to the embedded server: a checkpoint, so the
+    segments the run filled are removed now (wal_recycle = off) rather than
+    left in pg_wal until the server next checkpoints on its own (up to
+    max_wal_size of them; docs/database.md). A server of your own is left
+    to its own checkpoints."""
+    if db.embedded:
+        conn.execute("CHECKPOINT")
 
 
 # ALTER SYSTEM takes no parameters: a quoted name and size ('8MB').

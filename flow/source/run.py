@@ -205,6 +205,9 @@ def ingest(
             long_input=recipe.embed_long_input or embedder.DEFAULT_LONG_INPUT,
             progress=_vectors_progress(progress),
         )
+        # 10. what the run wrote is in the tables: the WAL it filled goes
+        if written or deleted or vectors.written or vectors.deleted:
+            database.settle_wal(conn, db)
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import mdchunks
 import pytest
 from mdchunks.db import database
 
@@ -58,8 +59,8 @@ def test_the_embedded_server_keeps_its_wal_bounded(
         with database.connect(db.url) as conn:
             shown = [conn.execute(f"SHOW {name}").fetchone() for name in names]
             databases = conn.execute("SELECT datname FROM pg_database ORDER BY 1").fetchall()
-        # Ours and the templates: initdb's `postgres` database went (7 MB).
-        assert databases == [("mdchunks",), ("template0",), ("template1",)]
+        # Ours and template1: initdb's `postgres` database and template0 went (7 MB each).
+        assert databases == [("mdchunks",), ("template1",)]
         # A new server: 1 MB segments and minimal WAL from initdb, then the bounds.
         assert shown == [("1MB",), ("minimal",), ("0",), ("8MB",), ("2MB",), ("pglz",), ("off",)]
         database.resolve(None, data_dir)  # a second start finds them set
@@ -82,3 +83,30 @@ def test_a_server_made_with_16_mb_segments_keeps_two_of_them() -> None:
     before = {"max_wal_size": "32", "min_wal_size": "32", "wal_compression": "on"}
     assert not database.wal_settled({**before, "wal_recycle": "on"}, wanted)
     assert database.wal_settled({**before, "wal_recycle": "off"}, wanted)
+
+
+def test_an_ingest_leaves_no_wal_behind_on_the_embedded_server(
+    tiny_corpora: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run that wrote ends with a checkpoint (database.settle_wal): the WAL
+    # it filled is removed then, not left in pg_wal until the next automatic
+    # checkpoint, up to max_wal_size later.
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    data_dir = tmp_path / "data"
+    since_checkpoint = "SELECT pg_current_wal_lsn() - redo_lsn FROM pg_control_checkpoint()"
+    try:
+        db = database.resolve(None, data_dir)
+        with database.connect(db.url) as conn:
+            start = conn.execute("SELECT pg_current_wal_lsn()").fetchone()
+        assert mdchunks.ingest(tiny_corpora / "rust-book", source="s", data_dir=data_dir).ok
+        with database.connect(db.url) as conn:
+            row = conn.execute(
+                f"SELECT pg_current_wal_lsn() - %s::pg_lsn, ({since_checkpoint})", [start[0]]
+            ).fetchone()
+        written, after_checkpoint = int(row[0]), int(row[1])
+        assert written > 256 * 1024, written  # the run wrote WAL
+        assert after_checkpoint < 16 * 1024, (written, after_checkpoint)
+        segments = list((data_dir / "pg" / "pg_wal").glob("0*"))
+        assert len(segments) <= 2, segments
+    finally:
+        database.stop_embedded(data_dir)
