@@ -28,6 +28,9 @@ Variants (k1 = 1.5, b = 0.75, heading weight 3 unless named):
   chunk's slice), with idf, N and avgdl over the document's sections of the
   whole source; `slice + own`, `slice + whole`: each slice's BM25 and that
   score, each divided by its maximum over the chunk's slices, summed;
+- `path heading` (and with b = 0): the slice's text with the section's whole
+  heading path as its heading, as a chunk's BM25 reads its own path;
+  `no heading`: the slice's text alone;
 - `vector`: the cosine of the slice (embedded as `sections.vector_scores`
   embeds it) to the query; `bm25 + a*vector`: the slice's BM25 divided by
   the chunk's maximum plus 10 a times (cosine minus the chunk's best cosine).
@@ -69,6 +72,7 @@ class SectionDoc:
     path: tuple[str, ...]
     own: tuple[Counts, Counts]  # (own body, heading) lexeme counts
     whole: tuple[Counts, Counts]  # (whole section, heading)
+    path_heading: Counts  # the section's whole heading path, as a chunk's is
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +218,27 @@ def with_vector(a: float) -> Variant:
     return score
 
 
+def path_heading(d: Decision, **options: Any) -> list[float]:
+    """The slice's text with the section's whole heading path as its heading
+    (what a chunk's BM25 reads), not its own heading alone."""
+    weights = chunk_weights(d)
+    return [
+        bm25(
+            counts(s.text_vector),
+            d.docs[s.section.id].path_heading,
+            weights,
+            d.terms.avgdl,
+            **options,
+        )
+        for s in d.slices
+    ]
+
+
+def no_heading(d: Decision) -> list[float]:
+    weights = chunk_weights(d)
+    return [bm25(counts(s.text_vector), {}, weights, d.terms.avgdl) for s in d.slices]
+
+
 def product(d: Decision) -> list[float]:
     return sections.lexical_scores(d.slices, d.terms)
 
@@ -231,6 +256,9 @@ LEXICAL: dict[str, Variant] = {
     "whole section": lambda d: section_level(d, "whole"),
     "slice + own": summed(product, lambda d: section_level(d, "own")),
     "slice + whole": summed(product, lambda d: section_level(d, "whole")),
+    "path heading": path_heading,
+    "path heading, b=0": lambda d: path_heading(d, b=0.0),
+    "no heading": no_heading,
 }
 VECTORS: dict[str, Variant] = {
     "vector": lambda d: list(d.vectors or ()),
@@ -263,10 +291,20 @@ def section_docs(
             [texts],
         )
     ]
+    path_vectors = [
+        row[0]
+        for row in conn.execute(
+            "SELECT to_tsvector('english', regexp_replace(t, '</?', ' ', 'g'))::text "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS u(t, n) ORDER BY n",
+            [[" ".join(row[2] or ()) for row in rows]],
+        )
+    ]
     docs: dict[uuid.UUID, SectionDoc] = {}
     for i, row in enumerate(rows):
         own, whole, heading = (counts(v) for v in vectors[3 * i : 3 * i + 3])
-        docs[row[0]] = SectionDoc(tuple(row[2] or ()), (own, heading), (whole, heading))
+        docs[row[0]] = SectionDoc(
+            tuple(row[2] or ()), (own, heading), (whole, heading), counts(path_vectors[i])
+        )
     stats = {}
     for key in ("own", "whole"):
         df: Counter[str] = Counter()

@@ -13,8 +13,11 @@ from mdchunks.retrieval import lexical, sections
 from spikes.label_variants import (
     Decision,
     Question,
+    SectionDoc,
     Stats,
     measure,
+    no_heading,
+    path_heading,
     product,
     slice_bm25,
     with_vector,
@@ -83,3 +86,29 @@ def test_a_vector_can_move_the_pick_and_the_counts_follow() -> None:
     nearer = Question(gold, ((None, _decision((0.1, 0.2, 0.9))), (None, None)))
     assert measure([nearer], with_vector(0.5)) == "1/1 1/1 1/1"
     assert measure([nearer], product) == "0/1 0/1 0/1"
+
+
+def test_the_path_heading_variant_reads_the_whole_path_as_the_heading() -> None:
+    # The children's paths hold "restart" (their parent's heading), which the
+    # query asks for: read as their heading, the path adds it to their slices.
+    terms = lexical.QueryTerms(
+        terms=(lexical.Term("restart", 5, 1.5), lexical.Term("client", 9, 0.5)),
+        chunks=100,
+        avgdl=20.0,
+        stored=True,
+    )
+    paths = {
+        PARENT.section.id: {"restart": 1},
+        CHILD.section.id: {"restart": 1, "mistak": 1},
+        ANSWER.section.id: {"restart": 1, "error": 1},
+    }
+    docs = {id_: SectionDoc((), ({}, {}), ({}, {}), counts) for id_, counts in paths.items()}
+    stats = {"own": Stats(Counter(), 1, 1.0), "whole": Stats(Counter(), 1, 1.0)}
+    d = Decision("q", terms, (PARENT, CHILD, ANSWER), docs, stats, None)
+    own = product(d)
+    whole = path_heading(d)
+    assert own[1] == 0 and own[2] > 0  # "client" in the answer's text only
+    assert whole[1] > 0 and whole[2] > own[2]  # "restart" from the path, in both
+    assert whole[0] == own[0]  # a top-level section's path is its own heading
+    # No heading at all: the text alone, the parent's "restart" and "client" win.
+    assert max(range(3), key=lambda i: no_heading(d)[i]) == 0
