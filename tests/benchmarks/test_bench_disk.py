@@ -104,8 +104,10 @@ def test_an_ingest_leaves_no_wal_behind_on_the_embedded_server(
                 f"SELECT pg_current_wal_lsn() - %s::pg_lsn, ({since_checkpoint})", [start[0]]
             ).fetchone()
         written, after_checkpoint = int(row[0]), int(row[1])
-        assert written > 256 * 1024, written  # the run wrote WAL
-        assert after_checkpoint < 16 * 1024, (written, after_checkpoint)
+        # The run wrote WAL (about 780 KB for this corpus); since the last
+        # checkpoint only a little (room left for an autovacuum meanwhile).
+        assert written > 512 * 1024, written
+        assert after_checkpoint < 128 * 1024, (written, after_checkpoint)
         segments = list((data_dir / "pg" / "pg_wal").glob("0*"))
         assert len(segments) <= 2, segments
     finally:
