@@ -514,7 +514,7 @@ def _embedded(data_dir: Path) -> Database:
             if fresh:
                 # A server made for us holds our database and template1 only:
                 # initdb's `postgres` database and template0 (7 MB of catalogs
-                # each, a third of the server's files each; docs/database.md)
+                # each, together half of the server's files; docs/database.md)
                 # go. template1 stays, the template CREATE DATABASE copies.
                 conn.execute("DROP DATABASE IF EXISTS postgres")
                 conn.execute("ALTER DATABASE template0 IS_TEMPLATE false")
