@@ -538,17 +538,6 @@ def _embedded(data_dir: Path) -> Database:
 # compresses full-page images.
 WAL_SEGMENT_MB = 1
 EMBEDDED_MAX_WAL_MB = 8
-EMBEDDED_INITDB = (
-    f"--wal-segsize={WAL_SEGMENT_MB}",
-    "--set=wal_level=minimal",
-    "--set=max_wal_senders=0",
-    # initdb's own checkpoints too: with the defaults (80 MB kept as spares,
-    # recycled) a new server started with six 1 MB segments made ahead of
-    # need, which stayed until the WAL reached them.
-    f"--set=min_wal_size={2 * WAL_SEGMENT_MB}MB",
-    f"--set=max_wal_size={EMBEDDED_MAX_WAL_MB}MB",
-    "--set=wal_recycle=off",
-)
 
 
 def embedded_wal(segment_mb: int) -> dict[str, str]:
@@ -560,6 +549,17 @@ def embedded_wal(segment_mb: int) -> dict[str, str]:
         "wal_compression": "pglz",
         "wal_recycle": "off",
     }
+
+
+EMBEDDED_INITDB = (
+    f"--wal-segsize={WAL_SEGMENT_MB}",
+    "--set=wal_level=minimal",
+    "--set=max_wal_senders=0",
+    # The bounds are in force for initdb's own checkpoints too: with the
+    # defaults (80 MB kept as spares, recycled) a new server started with six
+    # 1 MB segments made ahead of need, which stayed until the WAL reached them.
+    *(f"--set={name}={value}" for name, value in embedded_wal(WAL_SEGMENT_MB).items()),
+)
 
 
 def settle_wal(conn: Connection, db: Database) -> None:
