@@ -488,7 +488,13 @@ def _embedded(data_dir: Path) -> Database:
     # all; the other finds it done. The lock is the OS's: a killed holder
     # releases it.
     with _data_dir_lock(data_dir):
-        fresh = not (pgdata / "PG_VERSION").exists()
+        # A server is new until its databases are ours alone: the marker is
+        # written before initdb and removed after the drops, so a first run
+        # killed in between has the next one finish them.
+        unfinished = data_dir / UNFINISHED_SETUP_FILE
+        if not (pgdata / "PG_VERSION").exists():
+            unfinished.touch()
+        fresh = unfinished.exists()
         server = _start_server(pgdata)
         url = server.get_uri(EMBEDDED_DATABASE)
         # template1 is in every server. Connected to it, the new database is
@@ -517,8 +523,10 @@ def _embedded(data_dir: Path) -> Database:
                 # each, together half of the server's files; docs/database.md)
                 # go. template1 stays, the template CREATE DATABASE copies.
                 conn.execute("DROP DATABASE IF EXISTS postgres")
-                conn.execute("ALTER DATABASE template0 IS_TEMPLATE false")
-                conn.execute("DROP DATABASE IF EXISTS template0")
+                if "template0" in databases:
+                    conn.execute("ALTER DATABASE template0 IS_TEMPLATE false")
+                    conn.execute("DROP DATABASE template0")
+                unfinished.unlink(missing_ok=True)
             _bound_the_wal(conn)
     from pgserver._commands import POSTGRES_BIN_PATH  # bundled binaries
 
@@ -605,6 +613,8 @@ def _bound_the_wal(conn: Connection) -> None:
 
 
 EMBEDDED_LOCK_FILE = "embedded.lock"
+# Present while a new server still holds initdb's databases (_embedded).
+UNFINISHED_SETUP_FILE = "embedded.unfinished"
 
 
 @contextlib.contextmanager

@@ -131,7 +131,7 @@ def ingest(
         raise UsageError(problem)
     # 2. the database
     db = database.resolve(database_url, data_dir)
-    migrate.ensure(db.url)
+    migrated = migrate.ensure(db.url)
     # 3. the source's lock
     with (
         database.losing_it_is_unavailable(db.url),
@@ -205,8 +205,9 @@ def ingest(
             long_input=recipe.embed_long_input or embedder.DEFAULT_LONG_INPUT,
             progress=_vectors_progress(progress),
         )
-        # 10. what the run wrote is in the tables: the WAL it filled goes
-        if written or deleted or vectors.written or vectors.deleted:
+        # 10. what the run wrote is in the tables (the migrations' too): the
+        # WAL it filled goes
+        if written or deleted or vectors.written or vectors.deleted or migrated.applied:
             database.settle_wal(conn, db)
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
