@@ -268,10 +268,10 @@ def cli() -> None:
 @click.option(
     "--max-doc-bytes",
     type=int,
-    default=DEFAULT_MAX_DOC_BYTES,
-    show_default=True,
+    default=None,
     metavar="BYTES",
-    help="Skip (and report) documents larger than this. What one document costs, per MB "
+    help="Skip (and report) documents larger than this [default: as the source's last "
+    f"run; a new source: {DEFAULT_MAX_DOC_BYTES:,}]. What one document costs, per MB "
     "(python -m benchmarks.document_cost, 2 MB documents): prose about 1 s and 100 MB of "
     "memory; pipe tables 0.05 s and 5 MB (wide ones are split as plain text); one long line "
     "2 s and 50 MB; heading-dense text (a heading every few bytes) 15-40 s and 450 MB, so "
@@ -307,10 +307,11 @@ def cli() -> None:
     "re-process those whose content changed (a rewrite that kept both is otherwise unseen).",
 )
 @click.option(
-    "--follow-outside-links",
-    is_flag=True,
-    help="Follow symlinks that lead outside the folder (by default they are skipped "
-    "and listed: a folder from elsewhere can link to any file of yours).",
+    "--follow-outside-links/--no-follow-outside-links",
+    default=None,
+    help="Follow symlinks that lead outside the folder, or not: skipped and listed, as "
+    "a folder from elsewhere can link to any file of yours [default: as the source's "
+    "last run; a new source: not followed]. `--live` never follows them.",
 )
 @click.option(
     "--move",
@@ -330,11 +331,11 @@ def ingest(
     embed_model: str | None,
     embed_long_input: str | None,
     live: bool,
-    max_doc_bytes: int,
+    max_doc_bytes: int | None,
     doc_time_limit: float,
     doc_memory_limit: int,
     verify: bool,
-    follow_outside_links: bool,
+    follow_outside_links: bool | None,
     move: bool,
     quiet: bool,
     lock_wait: float,
@@ -877,7 +878,9 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
     out.print(
         f"[bold]{verb} {escape(shown(report.source))}[/bold] from "
         f"{escape(shown(str(report.root)))}; "
-        f"recipe {report.recipe} ({escape(report.recipe_description)}){escape(remembered)}"
+        f"recipe {report.recipe} ({escape(report.recipe_description)})"
+        f"{escape('; ' + report.walk_description if report.walk_description else '')}"
+        f"{escape(remembered)}"
     )
     removed = f", {report.removed} removed" if report.removed else ""
     # Skipped: never read, so no document row (`status` counts document rows).

@@ -17,13 +17,16 @@ WHERE l.locktype = 'advisory'
 LIMIT 1;
 
 -- name: remember_source
-INSERT INTO mdchunks_sources AS s (source, root, recipe, recipe_spec, max_doc_bytes)
-VALUES (%(source)s, %(root)s, %(recipe)s, %(recipe_spec)s, %(max_doc_bytes)s)
+INSERT INTO mdchunks_sources AS s
+    (source, root, recipe, recipe_spec, max_doc_bytes, follow_outside_links)
+VALUES (%(source)s, %(root)s, %(recipe)s, %(recipe_spec)s, %(max_doc_bytes)s,
+        %(follow_outside_links)s)
 ON CONFLICT (source) DO UPDATE
 SET root = excluded.root,
     recipe = excluded.recipe,
     recipe_spec = excluded.recipe_spec,
     max_doc_bytes = excluded.max_doc_bytes,
+    follow_outside_links = excluded.follow_outside_links,
     updated_at = now();
 
 -- name: remember_recipe

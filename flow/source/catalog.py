@@ -9,7 +9,7 @@ from pathlib import Path
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import UsageError
-from mdchunks.plugin.recipe import Recipe
+from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES, Recipe
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,12 +17,47 @@ class SourceRecord:
     source: str
     root: Path
     recipe: Recipe
-    max_doc_bytes: int
+    walk: Walk
 
 
-def remember(
-    conn: Connection, *, source: str, root: Path, recipe: Recipe, max_doc_bytes: int
-) -> None:
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """Which files a source's walk takes, remembered with its recipe: a run
+    not told otherwise walks as the last one did (docs/recipe.md)."""
+
+    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES
+    follow_outside_links: bool = False
+
+    def resolve(self, *, max_doc_bytes: int | None, follow_outside_links: bool | None) -> Walk:
+        """This walk with what a run is told (None: as this one)."""
+        return Walk(
+            self.max_doc_bytes if max_doc_bytes is None else max_doc_bytes,
+            self.follow_outside_links if follow_outside_links is None else follow_outside_links,
+        )
+
+    def describe(self) -> str:
+        """What this walk does that the defaults do not ("" for the defaults)."""
+        parts = []
+        if self.max_doc_bytes != DEFAULT_MAX_DOC_BYTES:
+            parts.append(f"documents up to {self.max_doc_bytes:,} bytes")
+        if self.follow_outside_links:
+            parts.append("links outside the folder followed")
+        return ", ".join(parts)
+
+    def changes(self, after: Walk) -> tuple[str, ...]:
+        """What `after` changes, as the run's first line says it."""
+        return tuple(
+            f"{name} {_shown(getattr(self, name))} -> {_shown(getattr(after, name))}"
+            for name in ("max_doc_bytes", "follow_outside_links")
+            if getattr(self, name) != getattr(after, name)
+        )
+
+
+def _shown(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def remember(conn: Connection, *, source: str, root: Path, recipe: Recipe, walk: Walk) -> None:
     spec = recipe.to_json()
     fingerprint = recipe.fingerprint()
     with conn.transaction():
@@ -34,7 +69,8 @@ def remember(
                 "root": str(root),
                 "recipe": fingerprint,
                 "recipe_spec": json.dumps(spec),
-                "max_doc_bytes": max_doc_bytes,
+                "max_doc_bytes": walk.max_doc_bytes,
+                "follow_outside_links": walk.follow_outside_links,
             },
         )
 
@@ -72,7 +108,8 @@ def check_binding(
 
 def lookup(conn: Connection, source: str) -> SourceRecord | None:
     row = conn.execute(
-        "SELECT source, root, recipe_spec, max_doc_bytes FROM mdchunks_sources WHERE source = %s",
+        "SELECT source, root, recipe_spec, max_doc_bytes, follow_outside_links "
+        "FROM mdchunks_sources WHERE source = %s",
         [source],
     ).fetchone()
     return None if row is None else _record(row)
@@ -80,20 +117,21 @@ def lookup(conn: Connection, source: str) -> SourceRecord | None:
 
 def all_sources(conn: Connection) -> list[SourceRecord]:
     rows = conn.execute(
-        "SELECT source, root, recipe_spec, max_doc_bytes FROM mdchunks_sources ORDER BY source"
+        "SELECT source, root, recipe_spec, max_doc_bytes, follow_outside_links "
+        "FROM mdchunks_sources ORDER BY source"
     ).fetchall()
     return [_record(row) for row in rows]
 
 
 def _record(row: tuple[object, ...]) -> SourceRecord:
-    source, root, spec_text, max_doc_bytes = row
+    source, root, spec_text, max_doc_bytes, follow_outside_links = row
     spec = json.loads(str(spec_text))  # jsonb arrives as its text
     assert isinstance(spec, dict)
     return SourceRecord(
         source=str(source),
         root=Path(str(root)),
         recipe=Recipe.from_json(spec),
-        max_doc_bytes=int(str(max_doc_bytes)),
+        walk=Walk(int(str(max_doc_bytes)), bool(follow_outside_links)),
     )
 
 

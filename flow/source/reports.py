@@ -73,6 +73,8 @@ class IngestReport:
     # what it changed of them ("chunk_size 2000 -> 1000").
     remembered: bool = False
     settings_changed: tuple[str, ...] = ()
+    # What the walk takes beyond the defaults (catalog.Walk.describe), "" if nothing.
+    walk_description: str = ""
     state_dir: Path | None = None
     engine_stats: engine.EngineStats = field(default_factory=engine.EngineStats)
     # Chunker counts (kept per document on mdchunks_documents): of the documents

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -51,7 +52,7 @@ from mdchunks.db import connection, database, migrate
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import MdchunksError, UsageError
-from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES, Recipe
+from mdchunks.plugin.recipe import Recipe
 from mdchunks.retrieval import embedder, embedding, lexical
 from mdchunks.source import (
     catalog,
@@ -80,11 +81,11 @@ def ingest(
     database_url: str | None = None,
     data_dir: Path | None = None,
     full_reprocess: bool = False,
-    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+    max_doc_bytes: int | None = None,
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
     progress: ProgressFn | None = None,
     limits: DocumentLimits = DEFAULT_LIMITS,
-    follow_outside_links: bool = False,
+    follow_outside_links: bool | None = None,
     move: bool = False,
     verify: bool = False,
     lock_purpose: str = "ingest",
@@ -102,7 +103,10 @@ def ingest(
     as last run; `embed_model` (implies `embed`); `embed_long_input`, the
     long-input rule (flow/retrieval/embedder.py).
 
-    `follow_outside_links`: follow symlinks that resolve outside `root` (by
+    The walk, remembered with the recipe (None: as the source's last run; a
+    new source: the defaults, flow/source/catalog.py's Walk): `max_doc_bytes`,
+    the largest document read (larger ones are reported as failed);
+    `follow_outside_links`, follow symlinks that resolve outside `root` (by
     default they are reported as skipped, flow/source/listing.py). `move`: let a
     source remembered at another root move to this one (flow/source/catalog.py).
     `verify`: hash every document's content instead of trusting its stat (size
@@ -125,7 +129,7 @@ def ingest(
     named = source is not None
     source = source if source is not None else catalog.default_source_name(root_path)
     catalog.check_source_name(source)
-    if max_doc_bytes < 1:
+    if max_doc_bytes is not None and max_doc_bytes < 1:
         raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
     if problem := limits.problem():
         raise UsageError(problem)
@@ -146,6 +150,12 @@ def ingest(
             else settings.resolve(known.recipe if known else None, told)
         )
         recipe = chosen.recipe
+        last_walk = known.walk if known else catalog.Walk()
+        walk = last_walk.resolve(
+            max_doc_bytes=max_doc_bytes, follow_outside_links=follow_outside_links
+        )
+        if known:
+            chosen = dataclasses.replace(chosen, changed=chosen.changed + last_walk.changes(walk))
         if recipe.embed:  # before any work: the extra, pgvector and the table
             embedder.require_extra(recipe.embed)
             with database.connect(db.url) as setup:
@@ -155,9 +165,7 @@ def ingest(
             if known is not None and known.recipe.fingerprint() != recipe.fingerprint()
             else None
         )
-        catalog.remember(
-            conn, source=source, root=root_path, recipe=recipe, max_doc_bytes=max_doc_bytes
-        )
+        catalog.remember(conn, source=source, root=root_path, recipe=recipe, walk=walk)
         # 4. the engine state
         state_dir = state.state_dir_for(db, conn, source)
         after_unfinished = source in state.unfinished(conn, source)
@@ -169,7 +177,10 @@ def ingest(
         state.distrust(conn, source)
         # 5. the walk
         found = listing.walk(
-            root_path, recipe.suffixes, max_doc_bytes, follow_outside_links=follow_outside_links
+            root_path,
+            recipe.suffixes,
+            walk.max_doc_bytes,
+            follow_outside_links=walk.follow_outside_links,
         )
         catalog.remember_skipped(conn, source=source, skipped=found.unlisted)
         window = reconcile.begin(conn, source)
@@ -179,7 +190,7 @@ def ingest(
         )
         ledger = RunLedger(
             listing=found,
-            max_doc_bytes=max_doc_bytes,
+            max_doc_bytes=walk.max_doc_bytes,
             quarantine=chunking,
             verify=verify,
             limits=limits,
@@ -245,6 +256,7 @@ def ingest(
         previous_recipe=previous_recipe,
         remembered=chosen.remembered,
         settings_changed=chosen.changed,
+        walk_description=walk.describe(),
         state_dir=state_dir,
         engine_stats=stats,
         chunker=recipe.chunker,
@@ -329,7 +341,7 @@ def watch(
     recipe: Recipe | None = None,
     database_url: str | None = None,
     data_dir: Path | None = None,
-    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+    max_doc_bytes: int | None = None,
     lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
     on_change: Callable[[str], None] | None = None,
     limits: DocumentLimits = DEFAULT_LIMITS,
@@ -345,7 +357,8 @@ def watch(
     it reports, and those of deleted files removed; the source's state is
     trusted again only when the watch ends cleanly (`state.distrust`). A disk
     it writes that is nearly full stops it with `DiskFull`, the source left
-    unfinished (flow/source/space.py).
+    unfinished (flow/source/space.py). `max_doc_bytes`: None, as the source's
+    last run (symlinks that leave the root are never followed here).
     """
     if problem := limits.problem():
         raise UsageError(problem)
@@ -354,8 +367,12 @@ def watch(
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
     with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn:
+        known = catalog.lookup(conn, source)
         if recipe is None:  # the source's last settings, as `ingest` takes them
-            recipe = settings.resolve(_last_recipe(conn, source), settings.Told()).recipe
+            recipe = settings.resolve(known.recipe if known else None, settings.Told()).recipe
+        walk = (known.walk if known else catalog.Walk()).resolve(
+            max_doc_bytes=max_doc_bytes, follow_outside_links=None
+        )
         state_dir = state.state_dir_for(db, conn, source)
         # As in `ingest`: a disk nearly full refuses the watch before it marks
         # anything, one that fills under it stops it (flow/source/space.py).
@@ -364,7 +381,7 @@ def watch(
         state.distrust(conn, source)
         ledger = RunLedger(
             listing=listing.Listing(root=root_path),
-            max_doc_bytes=max_doc_bytes,
+            max_doc_bytes=walk.max_doc_bytes,
             live=True,
             limits=limits,
         )
@@ -494,7 +511,6 @@ def backfill(
                 database_url=db.url,
                 data_dir=db.data_dir,
                 full_reprocess=full_reprocess,
-                max_doc_bytes=record.max_doc_bytes,
                 lock_wait=lock_wait,
                 progress=progress,
                 lock_purpose="backfill",
@@ -512,11 +528,6 @@ def _vectors_progress(progress: ProgressFn | None) -> embedding.ProgressFn | Non
     if progress is None:
         return None
     return lambda written, total: progress(engine.Progress(written, total, 0, unit="vectors"))
-
-
-def _last_recipe(conn: Connection, source: str) -> Recipe | None:
-    record = catalog.lookup(conn, source)
-    return None if record is None else record.recipe
 
 
 def _engine_runner(

@@ -86,3 +86,49 @@ def test_one_budget_option_is_one_recipe_in_ingest_and_backfill(
     fresh = Recipe().with_options(chunk_size=1000)
     assert f"recipe {fresh.fingerprint()} " in backfilled.out.splitlines()[0]
     assert f"recipe {fresh.fingerprint()} " in ingested.out.splitlines()[0]
+
+
+def test_a_source_walks_as_its_last_run_did_until_told_otherwise(
+    run_cli: RunCli, docs: Path, tmp_path: Path, database_url: str
+) -> None:
+    """Which files a source takes is remembered with its recipe: a plain run
+    after `--follow-outside-links` or `--max-doc-bytes N` keeps the linked and
+    the large documents' rows; turning either back is explicit and said."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "linked.md").write_text("# Linked\n\nWritten elsewhere, linked in.\n")
+    (docs / "linked.md").symlink_to(elsewhere / "linked.md")
+    (docs / "large.md").write_text("# Large\n\n" + "A sentence of a large page. " * 400)
+    documents = "SELECT DISTINCT rel_path FROM content_chunks WHERE rel_path = ANY(%s) ORDER BY 1"
+    both = (["large.md", "linked.md"],)
+
+    told = run_cli(
+        "ingest", str(docs), "--source", "docs", "--follow-outside-links",
+        "--max-doc-bytes", "100000",
+    )  # fmt: skip
+    assert told.code == 0, told.err
+    head = told.out.splitlines()[0]
+    assert "documents up to 100,000 bytes, links outside the folder followed" in head, head
+    assert fetch(database_url, documents, both) == [
+        {"rel_path": "large.md"},
+        {"rel_path": "linked.md"},
+    ]
+
+    plain = run_cli("ingest", str(docs), "--source", "docs")
+    assert plain.code == 0, plain.err
+    head = plain.out.splitlines()[0]
+    assert "links outside the folder followed; the source's last settings" in head, head
+    assert "0 processed, 10 unchanged, 0 failed" in plain.out and "0 deleted" in plain.out
+    assert len(fetch(database_url, documents, both)) == 2
+
+    back = run_cli(
+        "ingest", str(docs), "--source", "docs", "--no-follow-outside-links",
+        "--max-doc-bytes", "5000",
+    )  # fmt: skip
+    assert back.code == 1  # the large document and the link are refused, named
+    head = back.out.splitlines()[0]
+    assert "changed: max_doc_bytes 100000 -> 5000, follow_outside_links true -> false" in head
+    assert fetch(database_url, documents, both) == []
+    again = run_cli("ingest", str(docs), "--source", "docs")  # remembered: still refused
+    assert again.code == 1 and "changed" not in again.out.splitlines()[0]
+    assert "documents up to 5,000 bytes" in again.out.splitlines()[0]

@@ -101,7 +101,7 @@ def test_a_database_at_0009_with_rows_upgrades_in_place(database_url: str) -> No
     # Migration 0014 drops the stored column: the header rows an old row (the
     # last, never written again) stored in its embed_text become its
     # table_header, so it reads the same.
-    assert migrate.apply(database_url).applied == ("0014_embed_text_computed",)
+    assert migrate.apply(database_url, through="0014").applied == ("0014_embed_text_computed",)
     with psycopg.connect(database_url, autocommit=True) as conn:
         headers = conn.execute(
             "SELECT table_header FROM content_chunks WHERE id = %s", [old_ids[3]]
