@@ -80,6 +80,7 @@ __all__ = [
     "ingest",
     "list_sources",
     "migrate_database",
+    "no_match_reason",
     "outline",
     "read_chunk",
     "read_section",
@@ -155,6 +156,7 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
 
 HIGHLIGHT_START = snippets.HIGHLIGHT_START
 HIGHLIGHT_STOP = snippets.HIGHLIGHT_STOP
+SECTION_SHOWN_CHARS = hits.SECTION_SHOWN_CHARS
 _HEADLINE_OPTIONS = (
     f"StartSel={HIGHLIGHT_START}, StopSel={HIGHLIGHT_STOP}, MaxWords=28, MinWords=10, "
     f'MaxFragments=2, FragmentDelimiter="{snippets.FRAGMENT_DELIMITER}"'
@@ -482,7 +484,10 @@ def outline(
         found = sections.outline(conn, source=source, rel_path=rel_path)
     if rel_path is not None and not found:
         where = f"source {source!r}" if source is not None else "any source"
-        raise UsageError(f"no document {rel_path!r} in {where} (`mdchunks status` lists them)")
+        raise UsageError(
+            f"no document {rel_path!r} in {where} (`mdchunks outline --source NAME` lists a "
+            "source's documents)"
+        )
     return found
 
 
@@ -787,6 +792,35 @@ def words_without_terms(
         if lexical.keeps_terms(conn, query):
             return ()
     return tuple(query.split())
+
+
+def no_match_reason(
+    query: str,
+    *,
+    method: str | None = None,
+    database_url: str | None = None,
+    data_dir: Path | None = None,
+    table: str | None = None,
+    pg_schema: str | None = None,
+) -> str | None:
+    """Why a search found nothing when the query itself is the reason: it
+    keeps no search term (stop words, punctuation and symbols are left out),
+    in one line naming the words dropped; None otherwise (semantic search
+    reads every word). The CLI prints it after "no match: ", the MCP server
+    returns it beside the empty hits. `table` and `pg_schema` are taken as
+    `search` takes them; the query's terms are the same in every table."""
+    del table, pg_schema
+    if method == "semantic":
+        return None
+    dropped = words_without_terms(query, database_url=database_url, data_dir=data_dir)
+    if not dropped:
+        return None
+    kind = (
+        "only stop words"
+        if all(any(ch.isalnum() for ch in word) for word in dropped)
+        else "no word search can use (stop words, punctuation and symbols)"
+    )
+    return f"the query has {kind}, which search leaves out (dropped: {', '.join(dropped)})"
 
 
 def _require_schema(db: database.Database) -> None:

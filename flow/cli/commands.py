@@ -567,8 +567,18 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     default=hits.DEFAULT_EXPANSION,
     show_default=True,
     help="section: also the whole section the hit names (its matched section), exactly "
-    "as in the document, rebuilt from stored rows (no file read). parent: also the parent "
-    "chunk (the start of the enclosing section).",
+    "as in the document, rebuilt from stored rows (no file read); a section two hits "
+    "name is printed once. parent: also the parent chunk (the start of the enclosing "
+    "section).",
+)
+@click.option(
+    "--max-section-chars",
+    type=click.IntRange(min=0),
+    default=hits.SECTION_SHOWN_CHARS,
+    show_default=True,
+    metavar="N",
+    help="With --expand section, print at most N characters of each section, then how "
+    "many more there are (0: all of it). --json always has the whole section.",
 )
 @click.option(
     "--json",
@@ -600,6 +610,7 @@ def search(
     method: str | None,
     match: str,
     expand: str,
+    max_section_chars: int,
     as_json: bool,
     embed_model: str | None,
     path_prefix: str | None,
@@ -636,19 +647,13 @@ def search(
             click.echo(json.dumps(hit.to_json(), ensure_ascii=False))
         return
     if not found:
-        dropped = api.words_without_terms(query, database_url=database_url, data_dir=data_dir)
-        if dropped and method != "semantic":
-            words = ", ".join(shown(word) for word in dropped)
-            out.print(
-                escape(
-                    "no match: the query has only stop words, which search leaves out "
-                    f"(dropped: {words})"
-                )
-            )
-            return
-        out.print("no match")
+        reason = api.no_match_reason(
+            query, method=method, database_url=database_url, data_dir=data_dir
+        )
+        out.print(escape(shown(f"no match: {reason}")) if reason else "no match")
         return
-    for hit in found:
+    printed: dict[tuple[str, str, int, int], int] = {}  # a section -> the hit that printed it
+    for number, hit in enumerate(found, start=1):
         # Every printed piece of a document or a name through `shown`, and the
         # expanded text indented: one hit is one block, whatever its text holds.
         location = shown(f"{hit.source}:{hit.rel_path}#{hit.position}")
@@ -659,11 +664,26 @@ def search(
         out.print(f"        {_highlighted(hit.snippet)}")
         if hit.section is not None:
             section = hit.section
+            span = f"section {section.char_start}-{section.char_end}"
+            key = (hit.source, hit.rel_path, section.char_start, section.char_end)
+            if key in printed:
+                out.print(f"        [dim]{span}: printed with hit {printed[key]} above[/dim]")
+                continue
+            printed[key] = number
             out.print(
-                f"        [dim]section {section.char_start}-{section.char_end} "
+                f"        [dim]{span} "
                 f"({section.chunks} chunk{'' if section.chunks == 1 else 's'}):[/dim]"
             )
-            out.print(_block(section.text))
+            text = section.text
+            if max_section_chars and len(text) > max_section_chars:
+                text = text[:max_section_chars]
+            out.print(_block(text))
+            if len(text) < len(section.text):
+                left = len(section.text) - len(text)
+                out.print(
+                    f"        [dim]... {left:,} more characters not shown "
+                    "(--max-section-chars 0 prints all; --json has the whole section)[/dim]"
+                )
         elif expand == "parent":
             parent = hit.parent
             if parent is None:
@@ -682,7 +702,8 @@ def search(
     "--json",
     "as_json",
     is_flag=True,
-    help="One JSON object per document (JSON Lines): source, rel_path and its sections, "
+    help="One JSON object per document (JSON Lines): source, rel_path, error (why a "
+    "document that failed has no rows; else null) and its sections, "
     "each with id, heading_text, heading_level, heading_path, breadcrumb, char_start, "
     "char_end, start_line, end_line, parent_id and chunks.",
 )
@@ -717,7 +738,10 @@ def outline(
             click.echo(json.dumps(_outline_json(document), ensure_ascii=False))
             continue
         out.print(f"[bold]{escape(shown(f'{document.source}:{document.rel_path}'))}[/bold]")
-        if not document.sections:
+        if document.error is not None:
+            failed = f"(failed on its last run, so it has no rows: {document.error})"
+            out.print(f"  [dim]{escape(shown(failed))}[/dim]")
+        elif not document.sections:
             out.print("  [dim](no sections: no headings and no text before them)[/dim]")
         top = min((e.section.heading_level or 1 for e in document.sections), default=1)
         for entry in document.sections:
@@ -736,6 +760,7 @@ def _outline_json(document: Any) -> dict[str, Any]:
     return {
         "source": document.source,
         "rel_path": document.rel_path,
+        "error": document.error,
         "sections": [
             {
                 **entry.section.to_json(),

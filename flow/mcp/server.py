@@ -30,7 +30,7 @@ MAX_K = 50
 DEFAULT_K = 8
 MAX_QUERY_CHARS = 2000  # a question, not a document: longer is a mistake of the caller
 MAX_SECTION_CHARS = 200_000
-DEFAULT_SECTION_CHARS = 20_000  # about 5,000 tokens: an agent's context is precious
+DEFAULT_SECTION_CHARS = api.SECTION_SHOWN_CHARS  # about 5,000 tokens: context is precious
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = (
@@ -165,21 +165,19 @@ def build(settings: Settings) -> MCPServer[Any]:
         ] = None,
     ) -> dict[str, Any]:
         """Search the indexed markdown. Each hit: breadcrumb (its section's heading
-        path), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk)."""
+        path), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk).
+        No hits and a `note`: the query kept no word to search (stop words only)."""
         _check_range("k", k, 1, MAX_K)
         if len(query) > MAX_QUERY_CHARS:
             raise ToolError(
                 f"the query is {len(query):,} characters; at most {MAX_QUERY_CHARS:,} "
                 "(search with a question or a few words)"
             )
-        hits = call(
-            api.search,
-            query,
-            k=k,
-            method=None if method == "auto" else method,
-            source=source,
-            path_prefix=path_prefix,
-        )
+        chosen = None if method == "auto" else method
+        hits = call(api.search, query, k=k, method=chosen, source=source, path_prefix=path_prefix)
+        if not hits and (reason := call(api.no_match_reason, query, method=chosen)):
+            # An agent tells "nothing relevant" from "nothing searched".
+            return {"hits": [], "note": f"no match: {reason}"}
         return {"hits": [hit_json(hit) for hit in hits]}
 
     @server.tool(annotations=READ_ONLY)
@@ -194,6 +192,8 @@ def build(settings: Settings) -> MCPServer[Any]:
         return {
             "source": found.source,
             "rel_path": found.rel_path,
+            # Why the document has no headings here: its last run failed it.
+            "error": found.error,
             "headings": [
                 {
                     "section_id": str(entry.section.id),

@@ -36,6 +36,10 @@ from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
 EXPANSIONS = ("none", "section", "parent")
 DEFAULT_EXPANSION = "none"
+# What a face shows of an expanded section unless asked for more: about 5,000
+# tokens for an agent, a few screens on a terminal (a 5 MB preamble is one
+# section too).
+SECTION_SHOWN_CHARS = 20_000
 
 
 @dataclass(frozen=True, slots=True)

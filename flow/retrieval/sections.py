@@ -169,6 +169,9 @@ class DocumentOutline:
     source: str
     rel_path: str
     sections: tuple[OutlineEntry, ...]  # in document order; () for a document without any
+    # Why the document has no rows, when its last run failed it (its cause, as
+    # the run's summary named it); None for a document that was ingested.
+    error: str | None = None
 
 
 def outline(
@@ -177,11 +180,17 @@ def outline(
     """The outlines of one document, of a source's documents, or of every
     source's (None for either: all), by source and path."""
     grouped: dict[tuple[str, str], list[OutlineEntry]] = {}
+    errors: dict[tuple[str, str], str | None] = {}
     for row in conn.execute(QUERIES["document_outline"], {"source": source, "rel_path": rel_path}):
-        entries = grouped.setdefault((str(row[0]), str(row[1])), [])
+        document = (str(row[0]), str(row[1]))
+        entries = grouped.setdefault(document, [])
+        errors[document] = None if row[14] is None else str(row[14])
         if row[2] is not None:
             entries.append(OutlineEntry(_ref(row[2:12]), row[12], int(row[13])))
-    return [DocumentOutline(src, rel, tuple(entries)) for (src, rel), entries in grouped.items()]
+    return [
+        DocumentOutline(src, rel, tuple(entries), errors[(src, rel)])
+        for (src, rel), entries in grouped.items()
+    ]
 
 
 def find_section(

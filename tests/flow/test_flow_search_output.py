@@ -113,6 +113,45 @@ def test_expand_section_is_the_matched_section_exactly(sample: Path, run_cli: An
     )
 
 
+def test_expand_section_prints_each_section_once_and_cut_on_a_terminal(
+    tmp_path: Path, run_cli: Any
+) -> None:
+    # One long section held by many chunks: every hit names it. Printed for
+    # the first hit only, and cut at --max-section-chars with what is left
+    # said; --json keeps the whole of it for every hit.
+    root = tmp_path / "long"
+    root.mkdir()
+    body = "".join(f"Kettles boil water, paragraph {i}.\n\n" for i in range(400))
+    (root / "kettle.md").write_text("# Kettles\n\n" + body, encoding="utf-8")
+    assert run_cli("ingest", str(root), "--source", "long").code == 0
+    whole = len("# Kettles\n\n" + body)
+    result = run_cli(
+        "search", "kettles boil", "-k", "3", "--expand", "section", "--max-section-chars", "100"
+    )
+    assert result.code == 0, result.err
+    assert result.out.count(f"... {whole - 100:,} more characters not shown") == 1, result.out
+    assert result.out.count(f"section 0-{whole}: printed with hit 1 above") == 2, result.out
+    assert len(result.out) < 2_000  # three hits and 100 characters of the section
+    everything = run_cli(
+        "search", "kettles boil", "-k", "1", "--expand", "section", "--max-section-chars", "0"
+    )
+    assert "paragraph 399." in everything.out and "more characters" not in everything.out
+    found = json_lines(
+        run_cli(
+            "search",
+            "kettles boil",
+            "-k",
+            "3",
+            "--expand",
+            "section",
+            "--json",
+            "--max-section-chars",
+            "100",
+        )
+    )
+    assert [len(hit["section"]["text"]) for hit in found] == [whole] * 3
+
+
 def test_expand_parent_is_the_parent_chunk_row(sample: Path, run_cli: Any) -> None:
     found = json_lines(run_cli("search", QUERY, "-k", "5", "--json", "--expand", "parent"))
     assert any(hit["parent"] is not None for hit in found)

@@ -73,3 +73,8 @@ def test_a_query_of_stop_words_only_says_so_in_one_line(vue: Path, run_cli: RunC
         "no match: the query has only stop words, which search leaves out (dropped: the, of, a)"
     )
     assert run_cli("search", "zebras").out.strip() == "no match"
+    # Punctuation and symbols are no stop words; the line says what they are.
+    assert run_cli("search", "!!! \U0001f389").out.strip() == (
+        "no match: the query has no word search can use (stop words, punctuation and "
+        "symbols), which search leaves out (dropped: !!!, \U0001f389)"
+    )

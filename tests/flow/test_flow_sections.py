@@ -247,3 +247,26 @@ def test_outline_of_a_document_without_headings(tmp_path: Path, run_cli: RunCli)
     assert result.code == 0, result.err
     assert "plain:notes.md\n" in result.out and "(preamble)" in result.out
     assert "plain:notes.txt\n  (no sections" in result.out
+
+
+def test_outline_of_a_document_that_failed_says_so_with_its_cause(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    # Not "no sections": the document has text, its last run refused it.
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "fine.md").write_text("# Fine\n\nText.\n", encoding="utf-8")
+    (root / "latin-1.md").write_bytes(b"# Caf\xe9\n\nText.\n")
+    assert run_cli("ingest", str(root), "--source", "docs").code == 1
+    result = run_cli("outline", "--source", "docs", "latin-1.md")
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[1].startswith(
+        "  (failed on its last run, so it has no rows: invalid UTF-8 at byte offset 5"
+    ), result.out
+    as_json = run_cli("outline", "--source", "docs", "--json")
+    documents = [json.loads(line) for line in as_json.out.splitlines()]
+    assert [(d["rel_path"], bool(d["error"]), len(d["sections"])) for d in documents] == [
+        ("fine.md", False, 1),
+        ("latin-1.md", True, 0),
+    ]
+    assert documents[1]["error"].startswith("invalid UTF-8 at byte offset 5")

@@ -119,7 +119,14 @@ def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
             only_notes = await _call(session, "search", query="owls kettle", path_prefix="notes")
             assert [hit["rel_path"] for hit in only_notes["hits"]] == ["notes.md"]
 
+            stop_words = await _call(session, "search", query="the of", k=3)
+            assert stop_words == {
+                "hits": [],
+                "note": "no match: the query has only stop words, which search leaves out "
+                "(dropped: the, of)",
+            }
             outline = await _call(session, "outline", source="docs", rel_path="guide/kettle.md")
+            assert outline["error"] is None
             assert [
                 (h["level"], h["text"], h["start_line"], h["end_line"]) for h in outline["headings"]
             ] == [
