@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import shlex
 import shutil
 import uuid
 from collections.abc import Iterator, Sequence
@@ -46,7 +47,7 @@ from mdchunks.retrieval import (
     snippets,
 )
 from mdchunks.retrieval.tables import ChunkTable, chunk_table, require_table
-from mdchunks.source import engine, lock, quarantine, state
+from mdchunks.source import catalog, engine, lock, quarantine, state
 from mdchunks.source.catalog import check_source_name, default_source_name
 from mdchunks.source.reports import (
     DropReport,
@@ -84,6 +85,7 @@ __all__ = [
     "outline",
     "read_chunk",
     "read_section",
+    "resume_command",
     "search",
     "source_exists",
     "status",
@@ -139,8 +141,8 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                         recipes=tuple(recipes.get(name, [])),
                         formats=counted(formats.get(name, {})),
                         skipped_suffixes=counted(skipped.get(name, {})),
-                        unfinished=name in unfinished and not unfinished[name],
-                        running=unfinished.get(name, False),
+                        unfinished=unfinished.get(name) == state.STOPPED,
+                        running=unfinished.get(name, state.STOPPED) != state.STOPPED,
                     )
                 )
     return StatusReport(
@@ -690,15 +692,26 @@ def _reading(
 def _warn_unfinished(conn: Connection, source: str | None) -> None:
     """One line (the `mdchunks` logger) per searched source whose rows a run
     left half-written (docs/reliability.md): the hits are shown all the same."""
-    for name, running in state.unfinished(conn, source).items():
-        if running:
+    for name, run in state.unfinished(conn, source).items():
+        if run == state.WATCHING:
+            continue  # caught up, and following each change as it is saved
+        if run == state.RUNNING:
             log.warning("source %r is being ingested now: its rows may be incomplete", name)
         else:
+            record = catalog.lookup(conn, name)
             log.warning(
                 "source %r: its last run did not finish, so its rows may be incomplete "
-                "or stale; run `mdchunks ingest` on it again",
+                "or stale; run `%s` again",
                 name,
+                resume_command(name, None if record is None else str(record.root)),
             )
+
+
+def resume_command(source: str, root: str | None) -> str:
+    """The command that completes a source's unfinished run: its ingest again
+    (the source keeps its settings), the folder and name quoted for a shell."""
+    folder = shlex.quote(root) if root else "PATH"
+    return f"mdchunks ingest {folder} --source {shlex.quote(source)}"
 
 
 # -- migrate, drop ---------------------------------------------------------------------

@@ -525,9 +525,10 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
             f"chunks {source.chunks}, {source.heading_share:.0%} with headings"
         )
         if source.unfinished:
+            again = api.resume_command(source.source, source.root)
             out.print(
                 "  [yellow]last run did not finish[/yellow]: its rows may be incomplete "
-                "or stale; run `mdchunks ingest` on it again"
+                f"or stale; run `{escape(shown(again))}` again"
             )
         elif source.running:
             out.print("  a run is ingesting it now")

@@ -266,17 +266,20 @@ ORDER BY s.source;
 -- name: unfinished_runs
 -- Sources whose last run marked their engine state in progress and did not
 -- stamp it (flow/source/state.py), optionally one (%(source)s NULL: all),
--- and whether a run holds the source's lock now (flow/source/lock.py's key).
+-- and what holds the source's lock now (flow/source/lock.py's key): NULL for
+-- nothing (the run stopped), else the holder's application_name (a watch's
+-- starts with 'mdchunks watch ').
 SELECT s.source,
-       EXISTS (
-           SELECT 1 FROM pg_locks l
-           WHERE l.locktype = 'advisory'
-             AND l.granted
-             AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-             AND l.classid = ((k.key >> 32) & 4294967295)::bigint::oid
-             AND l.objid = (k.key & 4294967295)::bigint::oid
-             AND l.objsubid = 1
-       ) AS running
+       (SELECT coalesce(a.application_name, '')
+        FROM pg_locks l
+        LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = 'advisory'
+          AND l.granted
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid = ((k.key >> 32) & 4294967295)::bigint::oid
+          AND l.objid = (k.key & 4294967295)::bigint::oid
+          AND l.objsubid = 1
+        LIMIT 1) AS holder
 FROM mdchunks_sources s
 CROSS JOIN LATERAL (SELECT hashtextextended(%(lock_prefix)s::text || s.source, 0) AS key) k
 WHERE starts_with(s.state_token, %(in_progress)s::text)

@@ -267,7 +267,9 @@ def build(settings: Settings) -> MCPServer[Any]:
 
     @server.tool(annotations=READ_ONLY)
     def list_sources() -> dict[str, Any]:
-        """The indexed sources, with how many documents and chunks each holds."""
+        """The indexed sources, with how many documents hold chunks (an empty or
+        failed document holds none), their chunks, and how many of those sit
+        under a heading."""
         return {
             "sources": [
                 {

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import re
 import time
 from collections.abc import Iterator
 
@@ -39,12 +41,28 @@ def lock_name(source: str) -> str:
     return f"mdchunks:source:{source}"
 
 
+def application_name(purpose: str, source: str) -> str:
+    """The session name of a run holding a source's lock, as another run's
+    message and `pg_stat_activity` show it: what it is and its process id."""
+    return f"mdchunks {purpose} pid {os.getpid()} {source}"[:63]
+
+
+_APPLICATION = re.compile(r"mdchunks (\S+) pid (\d+) ")
+
+
+def purpose_of(name: str | None) -> tuple[str, int] | None:
+    """(purpose, process id) of a session `application_name` named; None for
+    another session's (or one of a release before the process id)."""
+    found = _APPLICATION.match(name or "")
+    return None if found is None else (found[1], int(found[2]))
+
+
 @contextlib.contextmanager
 def source_lock(
     url: str, source: str, *, wait_seconds: float = DEFAULT_WAIT_SECONDS, purpose: str = "ingest"
 ) -> Iterator[Connection]:
     """Hold the source's lock; yields the (autocommit) connection holding it."""
-    conn = database.connect(url, application_name=f"mdchunks {purpose} {source}"[:63])
+    conn = database.connect(url, application_name=application_name(purpose, source))
     _HELD.add(conn)
     try:
         key = _key(conn, source)
@@ -98,8 +116,11 @@ def _holder(conn: Connection, key: int) -> str:
     with contextlib.suppress(*connection.Error):
         holder = conn.execute(QUERIES["lock_holder"], {"key": key}).fetchone()
     if holder is not None and holder[0] is not None:
+        ours = purpose_of(holder[1])
+        if ours is not None:
+            return f"another run (`mdchunks {ours[0]}`, process {ours[1]})"
         app = f" ({holder[1]})" if holder[1] else ""
-        return f"another run (server pid {holder[0]}{app})"
+        return f"another run (database session pid {holder[0]}{app})"
     return "another run"
 
 

@@ -75,13 +75,26 @@ def stamp(conn: Connection, source: str, state_dir: Path) -> None:
     catalog.set_state_token(conn, source, token)
 
 
-def unfinished(conn: Connection, source: str | None = None) -> dict[str, bool]:
+STOPPED, RUNNING, WATCHING = "stopped", "running", "watching"
+
+
+def unfinished(conn: Connection, source: str | None = None) -> dict[str, str]:
     """The sources (or `source`) whose last run did not finish: it marked
     the state in progress (`distrust`) and never stamped it, because it
     stopped (a full disk, a lost database, a crash, a kill) or because it
-    runs now. Each maps to True when a run holds the source's lock now."""
+    runs now. Each maps to STOPPED, RUNNING (a run holds the source's lock
+    now) or WATCHING (a live watch holds it: its rows follow each change)."""
     rows = conn.execute(
         QUERIES["unfinished_runs"],
         {"source": source, "in_progress": RUN_IN_PROGRESS, "lock_prefix": lock.lock_name("")},
     ).fetchall()
-    return {str(name): bool(running) for name, running in rows}
+    return {
+        str(name): (
+            STOPPED
+            if holder is None
+            else WATCHING
+            if (lock.purpose_of(str(holder)) or ("",))[0] == "watch"
+            else RUNNING
+        )
+        for name, holder in rows
+    }

@@ -67,7 +67,11 @@ def _sections(url: str, rel_path: str) -> list[str | None]:
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_live_ingests_changes_as_they_happen(
-    database_url: str, data_dir: Path, tmp_path: Path, stop: signal.Signals
+    database_url: str,
+    data_dir: Path,
+    tmp_path: Path,
+    stop: signal.Signals,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     root = tmp_path / "notes"
     root.mkdir()
@@ -97,6 +101,24 @@ def test_live_ingests_changes_as_they_happen(
         else:
             raise AssertionError(f"the watch did not start: {process.stderr.read()}")  # type: ignore[union-attr]
         assert _document(database_url, "gone.md") == (1, None)
+        # A search while the watch holds the source is not warned about
+        # half-written rows: the watch has caught up and follows each change.
+        _wait_for(
+            "the watch to hold the source",
+            lambda: bool(
+                fetch(
+                    database_url,
+                    "SELECT 1 FROM pg_stat_activity WHERE application_name = %s",
+                    [f"mdchunks watch pid {process.pid} {SOURCE}"],
+                )
+            ),
+        )
+        where = {"database_url": database_url, "data_dir": data_dir}
+        with caplog.at_level("WARNING", logger="mdchunks"):
+            assert mdchunks.search("page", source=SOURCE, **where)
+        assert not [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        watched = next(s for s in mdchunks.status(**where).sources if s.source == SOURCE)
+        assert watched.running and not watched.unfinished
         assert _sections(database_url, "edit.md") == ["Edit", "Details"]
         assert _sections(database_url, "gone.md") == ["Gone"]
 

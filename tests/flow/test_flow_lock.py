@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -22,7 +23,7 @@ def test_a_second_run_on_a_busy_source_waits_then_refuses(
 
     assert waited >= 0.6
     message = str(refused.value)
-    assert "source 'docs' is being ingested by another run (server pid" in message
+    assert f"is being ingested by another run (`mdchunks ingest`, process {os.getpid()})" in message
     assert "--lock-wait" in message
     assert refused.value.exit_code == 4
 

@@ -36,7 +36,7 @@ from reliability_support import (
 SOURCE = "corpus"
 
 # Advisory locks of `mdchunks ingest` runs (their lock connections are named
-# "mdchunks ingest <source>"; the migration lock's is "mdchunks migrate").
+# "mdchunks ingest pid <pid> <source>"; the migration lock's is "mdchunks migrate").
 HOLDERS = """
 SELECT a.pid, a.application_name
 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
@@ -142,6 +142,7 @@ def test_a_second_run_on_the_same_source_waits_and_never_interleaves(
         first = _ingest(setup.root, SOURCE, RECIPE_A, database_url, data_dir, "120")
         second = _ingest(setup.root, SOURCE, RECIPE_B, database_url, data_dir, "120")
         done = {"A": finish(first), "B": finish(second)}
+        runs = {"A": first, "B": second}
 
     assert done["A"].code == 0 and done["B"].code == 0, done
     waited = [name for name, run in done.items() if "is being ingested by" in run.err]
@@ -150,7 +151,8 @@ def test_a_second_run_on_the_same_source_waits_and_never_interleaves(
     earlier = "B" if later == "A" else "A"
     line = one_line_error(done[later])
     assert line.startswith(
-        f"warning: source '{SOURCE}' is being ingested by another run (server pid "
+        f"warning: source '{SOURCE}' is being ingested by another run (`mdchunks ingest`, "
+        f"process {runs[earlier].pid}); waiting"
     ), line
     assert "waiting up to 120 s for it to end (--lock-wait)" in line
     assert done[earlier].err.strip() == ""
@@ -181,12 +183,13 @@ def test_with_lock_wait_0_the_second_run_refuses_with_a_clear_message(
     done = [finish(run) for run in runs]
 
     assert sorted(run.code for run in done) == [0, 4], done
-    refused = next(run for run in done if run.code == 4)
-    line = one_line_error(refused)
+    refused = next(i for i, run in enumerate(done) if run.code == 4)
+    line = one_line_error(done[refused])
+    # The holder by its command and process id (the one a user can look for).
     assert line.startswith(
-        f"error: source '{SOURCE}' is being ingested by another run (server pid "
+        f"error: source '{SOURCE}' is being ingested by another run (`mdchunks ingest`, "
+        f"process {runs[1 - refused].pid}); waited 0 s"
     ), line
-    assert f"(mdchunks ingest {SOURCE})); waited 0 s" in line
     assert "--lock-wait SECONDS" in line
     assert table(database_url, SOURCE) == setup.rows["A"]
     assert documents(database_url, SOURCE) == setup.documents["A"]
@@ -203,7 +206,7 @@ def test_runs_on_different_sources_proceed_in_parallel(
 
     assert [run.code for run in done] == [0, 0], done
     assert all("is being ingested" not in run.err for run in done)
-    both = {"mdchunks ingest one", "mdchunks ingest two"}
+    both = {f"mdchunks ingest pid {one.pid} one", f"mdchunks ingest pid {two.pid} two"}
     overlapping = [t for t, held, _ in sampler.samples if {app for _, app in held} == both]
     assert overlapping, "the two runs never held their locks at the same time"
     assert table(database_url, "one") == setup.rows["one"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import re
 import subprocess
 import threading
 import time
@@ -118,11 +119,14 @@ def _assert_unfinished(where: list[str], source: str) -> None:
     status = run_cli("status", *where, timeout=RUN_TIMEOUT)
     assert status.code == 0, status.text
     assert "last run did not finish" in status.out, status.out
+    # Both say what completes it: the source's folder ingested again, by name.
+    again = re.compile(rf"run `mdchunks ingest \S+ --source {source}` again")
+    assert again.search(" ".join(status.out.split())), status.out
     found = run_cli("search", "Section", "-k", "1", *where, timeout=RUN_TIMEOUT)
     assert found.code == 0 and f"{source}:doc" in found.out, found.text
     warned = [line for line in found.err.splitlines() if line.strip()]
     assert len(warned) == 1 and "its last run did not finish" in warned[0], found.err
-    assert repr(source) in warned[0], found.err
+    assert repr(source) in warned[0] and again.search(warned[0]), found.err
 
 
 def _recover(where: list[str], root: Path, source: str, url: str) -> None:

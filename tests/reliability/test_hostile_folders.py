@@ -637,7 +637,7 @@ def test_a_running_backfill_is_named_a_backfill(tmp_path: Path, database_url: st
                 query(
                     database_url,
                     "SELECT 1 FROM pg_stat_activity WHERE application_name = %s",
-                    [f"mdchunks backfill {SOURCE}"],
+                    [f"mdchunks backfill pid {backfill.pid} {SOURCE}"],
                 )
             ),
             timeout=120,
@@ -649,4 +649,4 @@ def test_a_running_backfill_is_named_a_backfill(tmp_path: Path, database_url: st
         done = finish(backfill)
     assert seen and done.code == 0, done.text
     assert refused.code == 4, refused.text
-    assert f"mdchunks backfill {SOURCE}" in refused.err
+    assert f"(`mdchunks backfill`, process {backfill.pid})" in refused.err
