@@ -106,7 +106,8 @@ def table_options(command: F) -> F:
         metavar="NAME",
         default=None,
         help="Read a host app's own chunk table (made by mdchunks.chunk_table_sql) instead "
-        "of content_chunks: BM25 only, statistics counted live.",
+        "of content_chunks (search: BM25 only, statistics counted live; outline: rebuilt "
+        "from its chunks).",
     )(command)
     return command
 
@@ -220,11 +221,11 @@ def cli() -> None:
 
     Without --database-url or DATABASE_URL the database is an embedded
     PostgreSQL in ./.mdchunks (or --data-dir). `ingest`, `backfill` and
-    `migrate` create it on first use; they, `status`, `search` and `drop` start
-    it when it is stopped, and it keeps running after the command, for later
-    runs and the printed psql command: `mdchunks stop` stops it. `status`,
-    `search` and `drop` never create one: on a data dir without it they say so
-    (exit status 2).
+    `migrate` create it on first use; they and every command that reads
+    (`status`, `search`, `outline`, `drop`, `mcp`) start it when it is stopped,
+    and it keeps running after the command, for later runs and the printed
+    psql command: `mdchunks stop` stops it. The commands that read never
+    create one: on a data dir without it they say so (exit status 2).
     """
 
 
@@ -534,10 +535,11 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
             out.print("  a run is ingesting it now")
         if source.skipped_suffixes:
             skipped = reports.describe_skipped(source.skipped_suffixes)
-            out.print(f"  skipped by the last walk (not ingested): {escape(shown(skipped))}")
+            out.print(f"  other files the last walk left out: {escape(shown(skipped))}")
         for r in source.recipes:
             state = "current" if r.current else "[yellow]stale[/yellow] (run `mdchunks backfill`)"
-            out.print(f"  recipe {r.recipe} {state}: {r.rows} rows; {escape(r.description)}")
+            rows = f"{r.rows} row{'' if r.rows == 1 else 's'}"
+            out.print(f"  recipe {r.recipe} {state}: {rows}; {escape(r.description)}")
 
 
 @cli.command()
@@ -745,16 +747,17 @@ def outline(
         elif not document.sections:
             out.print("  [dim](no sections: no headings and no text before them)[/dim]")
         top = min((e.section.heading_level or 1 for e in document.sections), default=1)
-        for entry in document.sections:
+        spans = [f"L{e.section.start_line}-{e.section.end_line}" for e in document.sections]
+        width = max([OUTLINE_LINES_WIDTH, *(len(span) for span in spans)])
+        for entry, lines in zip(document.sections, spans, strict=True):
             section = entry.section
             level = section.heading_level or 0
             title = "(preamble)" if section.heading_text is None else section.heading_text
             marker = "#" * level + " " if level else ""
-            lines = f"L{section.start_line}-{section.end_line}"
             chunks = f"{entry.chunks} chunk{'' if entry.chunks == 1 else 's'}"
             indent = "  " * max(level - top, 0)
             heading = escape(shown(marker + title))
-            out.print(f"  {lines:>11}  {indent}{heading}  [dim]({chunks})[/dim]")
+            out.print(f"  {lines:>{width}}  {indent}{heading}  [dim]({chunks})[/dim]")
 
 
 def _outline_json(document: Any) -> dict[str, Any]:
@@ -883,10 +886,11 @@ def drop(
 def stop(data_dir: Path | None) -> None:
     """Stop the embedded PostgreSQL of the data dir, which every other command
     leaves running (the next command starts it again)."""
+    folder = escape(shown(str((data_dir or database.default_data_dir()).resolve())))
     if database.stop_embedded(data_dir):
-        out.print("embedded PostgreSQL stopped")
+        out.print(f"embedded PostgreSQL of {folder} stopped")
     else:
-        out.print("no embedded PostgreSQL running there")
+        out.print(f"no embedded PostgreSQL running in {folder}")
 
 
 # -- output -------------------------------------------------------------------------------
@@ -920,7 +924,7 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
         out.print(f"  converted: {reports.describe_formats(report.converted)}{notes}")
     if report.skipped_suffixes:
         skipped = reports.describe_skipped(report.skipped_suffixes)
-        out.print(f"  skipped:   {escape(shown(skipped))} (no importer reads them)")
+        out.print(f"  other files, not ingested: {escape(shown(skipped))}")
     out.print(
         f"  rows:      {report.rows_written} written, {report.rows_deleted} deleted "
         f"({report.rows_total} in the source)"
@@ -984,7 +988,9 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
         )
     if report.failures:
         some = " or were skipped" if report.skipped else ""
-        err.print(f"[red]{len(report.failures)} documents failed{some}[/red] (they have no rows):")
+        count = len(report.failures)
+        documents = f"{count} document{'' if count == 1 else 's'} failed{some}"
+        err.print(f"[red]{documents}[/red] (they have no rows):")
         for failure in report.failures:
             # Escaped: a name can hold a newline or a terminal escape (flow/names.py).
             err.print(f"  {escape(shown(failure.rel_path))}: {escape(shown(failure.cause))}")
@@ -1017,6 +1023,8 @@ def _block(text: str) -> str:
 
 
 RUN_INTERRUPTED = "interrupted; running the same command again completes the work"
+# The lines column of `outline` (`L1000-9999` fits), wider for a document past it.
+OUTLINE_LINES_WIDTH = 11
 
 
 @dataclass(frozen=True)
@@ -1225,6 +1233,10 @@ def _configure_logging() -> None:
     # When the database goes away mid-run, asyncpg's pool logs its reconnection
     # attempts; the run then fails with one line of its own saying what happened.
     logging.getLogger("asyncpg").setLevel(logging.ERROR)
+    # pypdf logs what it repairs in a file ("EOF marker not found") without
+    # naming the file: a PDF it cannot read is failed and named, with the
+    # cause, in the run's summary; one it repaired is ingested.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 def main(argv: list[str] | None = None, *, console: bool = False) -> NoReturn:

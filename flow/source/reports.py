@@ -20,15 +20,17 @@ def counted(counts: dict[str, int]) -> Counts:
 
 
 def describe_skipped(skipped: Counts) -> str:
-    """`3 .rst, 1 .png, 2 with no suffix`, and the extra to install when an
-    importer of it would take some of them; "" when nothing was skipped."""
+    """`3 .rst, 1 .png, 2 with no suffix (no importer reads them)`, or with the
+    extra to install when an importer of it would take some of them; "" when
+    the walk left no file out."""
     if not skipped:
         return ""
     shown = ", ".join(f"{n} {suffix or 'with no suffix'}" for suffix, n in skipped)
     installable = [suffix for suffix, _ in skipped if suffix in installable_suffixes()]
-    if installable:
-        shown += f" ({INSTALL_HINT} reads {', '.join(installable)})"
-    return shown
+    if not installable:
+        return f"{shown} (no importer reads them)"
+    others = "; no importer reads the others" if len(installable) < len(skipped) else ""
+    return f"{shown} ({INSTALL_HINT} reads {', '.join(installable)}{others})"
 
 
 def describe_formats(formats: Counts) -> str:

@@ -91,8 +91,24 @@ def test_the_summary_and_status_name_what_was_skipped(run_cli: RunCli, tmp_path:
     result = run_cli("ingest", str(root), "--source", "mixed")
     assert result.code == 1  # broken.docx
     assert "  converted: 2 pdf, 1 docx, 1 html; 1 pdf: no outline (bookmarks)" in result.out
-    assert "  skipped:   2 .rst, 1 .png (no importer reads them)" in result.out
+    assert "  other files, not ingested: 2 .rst, 1 .png (no importer reads them)" in result.out
     assert "broken.docx: docx: not a DOCX (zip) package" in result.err
     status = run_cli("status")
     assert "converted: 2 pdf, 1 docx, 1 html" in status.out
-    assert "skipped by the last walk (not ingested): 2 .rst, 1 .png" in status.out
+    assert "other files the last walk left out: 2 .rst, 1 .png (no importer" in status.out
+
+
+def test_a_broken_pdf_is_named_once_with_its_cause(run_cli: RunCli, tmp_path: Path) -> None:
+    # pypdf logs what it finds wrong ("invalid pdf header", "EOF marker not
+    # found") without the file's name: the summary's line names it instead.
+    root = tmp_path / "pdfs"
+    root.mkdir()
+    (root / "guide.md").write_text("# Guide\n\nSome text.\n")
+    (root / "broken.pdf").write_bytes(b"not a pdf at all")
+    result = run_cli("ingest", str(root), "--source", "pdfs", "-q")
+    assert result.code == 1
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert not [line for line in lines if line.startswith("warning:")], result.err
+    assert [line for line in lines if "broken.pdf" in line] == [
+        "  broken.pdf: pdf: cannot read this PDF: Stream has ended unexpectedly"
+    ], result.err

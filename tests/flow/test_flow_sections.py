@@ -232,6 +232,14 @@ def test_outline_prints_the_heading_tree_with_lines_and_chunks(
         ["Watchers", "Deep Watchers"],
     ]
     assert document["sections"][1]["parent_id"] == document["sections"][0]["id"]
+    # Past four-digit lines the column widens for the whole document.
+    (watchers / "long.md").write_text("# Top\n" + "text\n" * 12_000 + "## Deep\n", "utf-8")
+    assert run_cli("ingest", str(watchers), "--source", "vue").code == 0
+    assert run_cli("outline", "long.md", "--source", "vue").out.splitlines() == [
+        "vue:long.md",
+        "      L1-12002  # Top  (34 chunks)",
+        "  L12002-12002    ## Deep  (1 chunk)",
+    ]
     missing = run_cli("outline", "nope.md", "--source", "vue")
     assert missing.code == 2
     assert "no document 'nope.md' in source 'vue'" in missing.err

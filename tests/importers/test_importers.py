@@ -256,7 +256,12 @@ def test_without_the_extra_the_suffix_is_skipped_with_the_install_hint(
     )
     assert ".pdf" not in Recipe().suffixes
     shown = describe_skipped(((".pdf", 2), (".rst", 1), ("", 1)))
-    assert shown == "2 .pdf, 1 .rst, 1 with no suffix (pip install 'mdchunks[formats]' reads .pdf)"
+    assert shown == (
+        "2 .pdf, 1 .rst, 1 with no suffix (pip install 'mdchunks[formats]' reads .pdf; "
+        "no importer reads the others)"
+    )
+    only = describe_skipped(((".pdf", 2),))
+    assert only == "2 .pdf (pip install 'mdchunks[formats]' reads .pdf)"
     monkeypatch.setitem(sys.modules, "pypdf", None)  # `import pypdf` fails
     with pytest.raises(DocumentProblem, match=r"^pdf: the pdf importer needs the formats extra"):
         read_document(WRITTEN["pdf"][0], "a.pdf")

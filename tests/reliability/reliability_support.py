@@ -8,6 +8,7 @@ entry point; nothing is mocked.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -29,6 +30,8 @@ TLDR_PAGES = 600
 
 # `mdchunks` exactly as the console script runs it (flow.cli:main).
 MDCHUNKS = [sys.executable, "-m", "mdchunks"]
+# The header of the CLI's list of failed documents (on stderr).
+FAILED_HEADER = re.compile(r"\d+ documents? failed")
 
 # Two recipes for crash, backfill and concurrency tests. All three budgets are
 # given, so `ingest` and `backfill` mean the same recipe whatever was stored.

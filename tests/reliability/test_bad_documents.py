@@ -27,6 +27,7 @@ from mdchunks.plugin.recipe import DEFAULT_MAX_DOC_BYTES
 from mdchunks.source.app import chunk_document
 from psycopg.rows import dict_row
 from reliability_support import (
+    FAILED_HEADER,
     RUST_BOOK,
     Done,
     cli_env,
@@ -164,7 +165,7 @@ def _ingest(root: Path, url: str, data_dir: Path, plan: dict[str, Any] | None = 
 def _failures_listed(done: Done) -> dict[str, str]:
     """`  rel_path: cause` lines under the CLI's "N documents failed" header."""
     lines = done.err.splitlines()
-    header = next(i for i, line in enumerate(lines) if "documents failed" in line)
+    header = next(i for i, line in enumerate(lines) if FAILED_HEADER.match(line))
     listed: dict[str, str] = {}
     for line in lines[header + 1 :]:
         assert line.startswith("  "), done.err

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mdchunks.source.bounded import CHILD_ABOVE_BYTES
 from mdchunks.source.quarantine import JOURNAL_SUFFIX
-from reliability_support import Done, assert_invariants, cli_env, query
+from reliability_support import FAILED_HEADER, Done, assert_invariants, cli_env, query
 
 NATIVE_CRASH = Path(__file__).with_name("native_crash.py")
 SOURCE = "docs"
@@ -60,7 +60,7 @@ def _ingest(root: Path, url: str, data_dir: Path, *extra: str, crash: str | None
 
 def _failures_listed(done: Done) -> dict[str, str]:
     lines = done.err.splitlines()
-    header = next((i for i, line in enumerate(lines) if "documents failed" in line), None)
+    header = next((i for i, line in enumerate(lines) if FAILED_HEADER.match(line)), None)
     if header is None:
         return {}
     listed: dict[str, str] = {}
