@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import venv
@@ -75,7 +76,26 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
 
 
 def run(argv: list[str], cwd: Path = ROOT) -> int:
-    return subprocess.run(argv, cwd=cwd, env=_environment()).returncode
+    """Run `argv` to its end. A stop request for dev.py (SIGTERM: `timeout`, a
+    CI runner, a service manager) reaches the child as Ctrl-C does, so that
+    it stops as after Ctrl-C: pytest tears its fixtures down, the embedded
+    servers of the tests included. Ctrl-C itself reaches the child from the
+    terminal; dev.py waits for it rather than leaving it behind."""
+    child = subprocess.Popen(argv, cwd=cwd, env=_environment())
+
+    def interrupt(signum: int, frame: object) -> None:
+        if child.poll() is None:
+            child.send_signal(signal.SIGINT)
+
+    handlers = {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: interrupt}
+    if hasattr(signal, "SIGHUP"):
+        handlers[signal.SIGHUP] = interrupt
+    previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
+    try:
+        return child.wait()
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _from_caller(arg: str) -> str:

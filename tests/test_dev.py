@@ -4,7 +4,13 @@ run are captured instead of run (the venv is the one these tests run in)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -114,3 +120,44 @@ def test_a_demo_into_database_url_leaves_no_server_to_stop(
     monkeypatch.setenv("DATABASE_URL", "postgresql://somewhere/db")
     assert module.main(["demo"]) == 0
     assert "stays up" not in capsys.readouterr().out
+
+
+def test_a_stop_request_ends_the_tests_as_ctrl_c_does(tmp_path: Path) -> None:
+    # SIGTERM to dev.py (`timeout`, a CI runner): pytest is interrupted as by
+    # Ctrl-C, so it tears its fixtures down (the tests' embedded servers)
+    # instead of being left running, or killed with them still up.
+    started, torn_down = tmp_path / "started", tmp_path / "torn-down"
+    (tmp_path / "test_waits.py").write_text(
+        "import pathlib, time\n"
+        "import pytest\n"
+        "@pytest.fixture\n"
+        "def server():\n"
+        "    yield\n"
+        f"    pathlib.Path({str(torn_down)!r}).write_text('done')\n"
+        "def test_waits(server):\n"
+        f"    pathlib.Path({str(started)!r}).write_text('up')\n"
+        "    time.sleep(120)\n"
+    )
+    test = [sys.executable, str(ROOT / "dev.py"), "test", "-p", "no:cacheprovider"]
+    process = subprocess.Popen(
+        [*test, str(tmp_path / "test_waits.py")],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # so that nothing of it outlives the test
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not started.exists():
+            os.killpg(process.pid, signal.SIGKILL)
+            raise AssertionError(f"the test never started: {process.communicate()[0]}")
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert torn_down.read_text() == "done", out
+    assert process.returncode != 0 and "KeyboardInterrupt" in out, out
