@@ -550,7 +550,8 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "--method",
     type=click.Choice(rankings.METHODS),
     default=rankings.DEFAULT_METHOD,
-    help="bm25: BM25 in PostgreSQL over heading path and text (English stemming). "
+    help="bm25: BM25 in PostgreSQL over heading path and text (English stemming; "
+    "accents count, and a run of CJK text is one word: docs/search.md). "
     "semantic: cosine similarity of the chunks' vectors (needs `ingest --embed` "
     "and the embed extra; by the model's HNSW index). hybrid: reciprocal-rank fusion of "
     "the two. Default: hybrid when the searched chunks have vectors, else bm25.",
