@@ -77,17 +77,21 @@ def ensure_venv(extras: tuple[str, ...]) -> None:
 
 def run(argv: list[str], cwd: Path = ROOT) -> int:
     """Run `argv` to its end. A stop request for dev.py (SIGTERM: `timeout`, a
-    CI runner, a service manager) reaches the child as Ctrl-C does, so that
-    it stops as after Ctrl-C: pytest tears its fixtures down, the embedded
-    servers of the tests included. Ctrl-C itself reaches the child from the
-    terminal; dev.py waits for it rather than leaving it behind."""
+    CI runner, a service manager; or SIGINT sent to it alone) reaches the
+    child as Ctrl-C does, so that it stops as after Ctrl-C: pytest tears its
+    fixtures down, the embedded servers of the tests included. Ctrl-C typed
+    at the terminal reaches the child from the terminal itself (it is in the
+    terminal's foreground group), so it is not sent twice; dev.py waits for
+    the child rather than leaving it behind."""
     child = subprocess.Popen(argv, cwd=cwd, env=_environment())
 
     def interrupt(signum: int, frame: object) -> None:
+        if signum == signal.SIGINT and _in_the_foreground():
+            return  # the terminal interrupted the child too
         if child.poll() is None:
             child.send_signal(signal.SIGINT)
 
-    handlers = {signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: interrupt}
+    handlers = {signal.SIGINT: interrupt, signal.SIGTERM: interrupt}
     if hasattr(signal, "SIGHUP"):
         handlers[signal.SIGHUP] = interrupt
     previous = {number: signal.signal(number, handler) for number, handler in handlers.items()}
@@ -96,6 +100,15 @@ def run(argv: list[str], cwd: Path = ROOT) -> int:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _in_the_foreground() -> bool:
+    """Whether dev.py runs in the foreground of a terminal (where Ctrl-C
+    interrupts the whole group)."""
+    try:
+        return os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, ValueError):
+        return False
 
 
 def _from_caller(arg: str) -> str:

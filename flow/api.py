@@ -85,7 +85,6 @@ __all__ = [
     "outline",
     "read_chunk",
     "read_section",
-    "resume_command",
     "search",
     "source_exists",
     "status",
@@ -143,6 +142,12 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                         skipped_suffixes=counted(skipped.get(name, {})),
                         unfinished=unfinished.get(name) == state.STOPPED,
                         running=unfinished.get(name, state.STOPPED) != state.STOPPED,
+                        watching=unfinished.get(name) == state.WATCHING,
+                        resume=(
+                            _resume_command(name, root, db)
+                            if unfinished.get(name) == state.STOPPED
+                            else None
+                        ),
                     )
                 )
     return StatusReport(
@@ -252,9 +257,9 @@ def search(
     searched = chunk_table(table, pg_schema)
     if method not in (None, "bm25") and searched.managed:
         embedder.require_extra(model or embedder.DEFAULT_MODEL)
-    with _reading(searched, database_url, data_dir, source) as (conn, _db):
+    with _reading(searched, database_url, data_dir, source) as (conn, db):
         if searched.managed:
-            _warn_unfinished(conn, source)
+            _warn_unfinished(conn, db, source)
         if method is None:
             method = rankings.choose_method(conn, source, searched)
         key: str | None = None
@@ -689,7 +694,7 @@ def _reading(
         yield conn, db
 
 
-def _warn_unfinished(conn: Connection, source: str | None) -> None:
+def _warn_unfinished(conn: Connection, db: database.Database, source: str | None) -> None:
     """One line (the `mdchunks` logger) per searched source whose rows a run
     left half-written (docs/reliability.md): the hits are shown all the same."""
     for name, run in state.unfinished(conn, source).items():
@@ -703,15 +708,22 @@ def _warn_unfinished(conn: Connection, source: str | None) -> None:
                 "source %r: its last run did not finish, so its rows may be incomplete "
                 "or stale; run `%s` again",
                 name,
-                resume_command(name, None if record is None else str(record.root)),
+                _resume_command(name, None if record is None else str(record.root), db),
             )
 
 
-def resume_command(source: str, root: str | None) -> str:
+def _resume_command(source: str, root: str | None, db: database.Database) -> str:
     """The command that completes a source's unfinished run: its ingest again
-    (the source keeps its settings), the folder and name quoted for a shell."""
+    (the source keeps its settings) against the same database, the folder and
+    names quoted for a shell. A server given by URL is named as such: the
+    URL may hold a password."""
     folder = shlex.quote(root) if root else "PATH"
-    return f"mdchunks ingest {folder} --source {shlex.quote(source)}"
+    where = ""
+    if not db.embedded:
+        where = " --database-url URL"
+    elif db.data_dir != database.default_data_dir().resolve():
+        where = f" --data-dir {shlex.quote(str(db.data_dir))}"
+    return f"mdchunks ingest {folder} --source {shlex.quote(source)}{where}"
 
 
 # -- migrate, drop ---------------------------------------------------------------------

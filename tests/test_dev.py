@@ -1,6 +1,7 @@
 """`dev.py` runs `mdchunks` in the caller's folder, and the demo and the tests
 in the checkout whatever folder they are called from. The commands it would
-run are captured instead of run (the venv is the one these tests run in)."""
+run are captured instead of run (the venv is the one these tests run in),
+except in the last test, where its `run` runs a real pytest to be stopped."""
 
 from __future__ import annotations
 
@@ -122,10 +123,12 @@ def test_a_demo_into_database_url_leaves_no_server_to_stop(
     assert "stays up" not in capsys.readouterr().out
 
 
-def test_a_stop_request_ends_the_tests_as_ctrl_c_does(tmp_path: Path) -> None:
-    # SIGTERM to dev.py (`timeout`, a CI runner): pytest is interrupted as by
-    # Ctrl-C, so it tears its fixtures down (the tests' embedded servers)
-    # instead of being left running, or killed with them still up.
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_a_stop_request_ends_the_tests_as_ctrl_c_does(tmp_path: Path, stop: signal.Signals) -> None:
+    # SIGTERM (`timeout`, a CI runner) or SIGINT sent to dev.py alone: pytest
+    # is interrupted as by Ctrl-C, so it tears its fixtures down (the tests'
+    # embedded servers) instead of being left running, or killed with them up.
     started, torn_down = tmp_path / "started", tmp_path / "torn-down"
     (tmp_path / "test_waits.py").write_text(
         "import pathlib, time\n"
@@ -138,9 +141,16 @@ def test_a_stop_request_ends_the_tests_as_ctrl_c_does(tmp_path: Path) -> None:
         f"    pathlib.Path({str(started)!r}).write_text('up')\n"
         "    time.sleep(120)\n"
     )
-    test = [sys.executable, str(ROOT / "dev.py"), "test", "-p", "no:cacheprovider"]
+    # dev.py's own `run`, as `dev.py test` calls it (without its venv set-up).
+    driver = (
+        "import importlib.util, sys; "
+        f"spec = importlib.util.spec_from_file_location('dev', {str(ROOT / 'dev.py')!r}); "
+        "dev = importlib.util.module_from_spec(spec); spec.loader.exec_module(dev); "
+        "sys.exit(dev.run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', "
+        "sys.argv[1]]))"
+    )
     process = subprocess.Popen(
-        [*test, str(tmp_path / "test_waits.py")],
+        [sys.executable, "-c", driver, str(tmp_path / "test_waits.py")],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -154,7 +164,7 @@ def test_a_stop_request_ends_the_tests_as_ctrl_c_does(tmp_path: Path) -> None:
         if not started.exists():
             os.killpg(process.pid, signal.SIGKILL)
             raise AssertionError(f"the test never started: {process.communicate()[0]}")
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(stop)  # to dev.py alone (no terminal here)
         out, _ = process.communicate(timeout=60)
     finally:
         with contextlib.suppress(ProcessLookupError):

@@ -221,11 +221,12 @@ def cli() -> None:
 
     Without --database-url or DATABASE_URL the database is an embedded
     PostgreSQL in ./.mdchunks (or --data-dir). `ingest`, `backfill` and
-    `migrate` create it on first use; they and every command that reads
-    (`status`, `search`, `outline`, `drop`, `mcp`) start it when it is stopped,
-    and it keeps running after the command, for later runs and the printed
-    psql command: `mdchunks stop` stops it. The commands that read never
-    create one: on a data dir without it they say so (exit status 2).
+    `migrate` create it on first use; they and the commands that read or drop
+    (`status`, `search`, `outline`, `mcp`, `drop`) start it when it is
+    stopped, and it keeps running after the command, for later runs and the
+    printed psql command: `mdchunks stop` stops it. `status`, `search`,
+    `outline`, `mcp` and `drop` never create one: on a data dir without it
+    they say so (exit status 2).
     """
 
 
@@ -347,7 +348,8 @@ def ingest(
     each PATH into content_chunks, then print a summary. With the formats extra
     (pip install 'mdchunks[formats]'), .html, .htm, .docx and .pdf files are
     converted to markdown with their own headings first; files of any other
-    suffix are counted in the summary ("skipped: 3 .rst, 1 .png").
+    suffix are counted in the summary ("other files, not ingested: 3 .rst,
+    1 .png").
 
     Each PATH is one source, walked recursively (hidden folders, .git and
     node_modules are skipped). Applies the migrations first if needed. Only
@@ -526,11 +528,12 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
             f"chunks {source.chunks}, {source.heading_share:.0%} with headings"
         )
         if source.unfinished:
-            again = api.resume_command(source.source, source.root)
             out.print(
                 "  [yellow]last run did not finish[/yellow]: its rows may be incomplete "
-                f"or stale; run `{escape(shown(again))}` again"
+                f"or stale; run `{escape(shown(source.resume or 'mdchunks ingest'))}` again"
             )
+        elif source.watching:
+            out.print("  a live watch (`ingest --live`) keeps it current")
         elif source.running:
             out.print("  a run is ingesting it now")
         if source.skipped_suffixes:
@@ -988,8 +991,8 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
             "processed afresh"
         )
     if report.failures:
-        some = " or were skipped" if report.skipped else ""
         count = len(report.failures)
+        some = (" or was skipped" if count == 1 else " or were skipped") if report.skipped else ""
         documents = f"{count} document{'' if count == 1 else 's'} failed{some}"
         err.print(f"[red]{documents}[/red] (they have no rows):")
         for failure in report.failures:

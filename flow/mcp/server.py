@@ -166,7 +166,8 @@ def build(settings: Settings) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Search the indexed markdown. Each hit: breadcrumb (its section's heading
         path), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk).
-        No hits and a `note`: the query kept no word to search (stop words only)."""
+        No hits and a `note`: the query kept no word to search (stop words,
+        punctuation or symbols only)."""
         _check_range("k", k, 1, MAX_K)
         if len(query) > MAX_QUERY_CHARS:
             raise ToolError(

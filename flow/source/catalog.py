@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,9 @@ class Walk:
     not told otherwise walks as the last one did (docs/recipe.md)."""
 
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES
-    follow_outside_links: bool = False
+    # None: not recorded (a source last run before migration 0015; its next
+    # run takes it from its rows: `followed_outside_links`).
+    follow_outside_links: bool | None = False
 
     def resolve(self, *, max_doc_bytes: int | None, follow_outside_links: bool | None) -> Walk:
         """This walk with what a run is told (None: as this one)."""
@@ -54,7 +57,24 @@ class Walk:
 
 
 def _shown(value: object) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def followed_outside_links(conn: Connection, source: str, root: Path) -> bool:
+    """Whether the source's rows hold a document that a link leads to from
+    outside `root`: so its last run followed such links (a source from before
+    migration 0015, which did not record it). One path resolution a document,
+    once in the source's life."""
+    rows = conn.execute(
+        "SELECT rel_path FROM mdchunks_documents WHERE source = %s AND error IS NULL", [source]
+    ).fetchall()
+    base = os.path.realpath(root)
+    return any(
+        os.path.commonpath([base, os.path.realpath(root / str(rel_path))]) != base
+        for (rel_path,) in rows
+    )
 
 
 def remember(conn: Connection, *, source: str, root: Path, recipe: Recipe, walk: Walk) -> None:
@@ -70,7 +90,7 @@ def remember(conn: Connection, *, source: str, root: Path, recipe: Recipe, walk:
                 "recipe": fingerprint,
                 "recipe_spec": json.dumps(spec),
                 "max_doc_bytes": walk.max_doc_bytes,
-                "follow_outside_links": walk.follow_outside_links,
+                "follow_outside_links": bool(walk.follow_outside_links),
             },
         )
 
@@ -131,7 +151,10 @@ def _record(row: tuple[object, ...]) -> SourceRecord:
         source=str(source),
         root=Path(str(root)),
         recipe=Recipe.from_json(spec),
-        walk=Walk(int(str(max_doc_bytes)), bool(follow_outside_links)),
+        walk=Walk(
+            int(str(max_doc_bytes)),
+            None if follow_outside_links is None else bool(follow_outside_links),
+        ),
     )
 
 

@@ -9,8 +9,8 @@ default, any case). Files and folders the walk cannot use are reported as
 failures naming the path and the cause: unreadable, broken or looping
 symlinks, and documents over the size limit (not read at all). Files of
 any other suffix are counted by suffix (`Listing.unlisted`), from their
-names alone, so the summary names what was left out ("skipped: 3 .rst,
-1 .png") rather than leaving it out in silence.
+names alone, so the summary names what was left out ("other files, not
+ingested: 3 .rst, 1 .png") rather than leaving it out in silence.
 
 The result is sorted by `rel_path` (POSIX, relative to the root): the
 listing the reconciliation compares the table with.

@@ -146,9 +146,13 @@ class SourceStatus:
     formats: Counts = ()  # documents by what their files were
     skipped_suffixes: Counts = ()  # files the last walk did not take
     # The last run marked the source in progress and did not finish
-    # (flow/source/state.py); `running`: a run holds its lock now.
+    # (flow/source/state.py); `running`: a run holds its lock now, `watching`:
+    # that run is a live watch (caught up, following each change).
     unfinished: bool = False
     running: bool = False
+    watching: bool = False
+    # The command that completes an unfinished run (None when it finished).
+    resume: str | None = None
 
     @property
     def heading_share(self) -> float:

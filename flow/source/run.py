@@ -105,7 +105,8 @@ def ingest(
 
     The walk, remembered with the recipe (None: as the source's last run; a
     new source: the defaults, flow/source/catalog.py's Walk): `max_doc_bytes`,
-    the largest document read (larger ones are reported as failed);
+    the largest document read (larger ones are skipped, listed with their
+    size);
     `follow_outside_links`, follow symlinks that resolve outside `root` (by
     default they are reported as skipped, flow/source/listing.py). `move`: let a
     source remembered at another root move to this one (flow/source/catalog.py).
@@ -151,10 +152,13 @@ def ingest(
         )
         recipe = chosen.recipe
         last_walk = known.walk if known else catalog.Walk()
+        if last_walk.follow_outside_links is None:  # not recorded: the rows tell
+            followed = catalog.followed_outside_links(conn, source, root_path)
+            last_walk = dataclasses.replace(last_walk, follow_outside_links=followed)
         walk = last_walk.resolve(
             max_doc_bytes=max_doc_bytes, follow_outside_links=follow_outside_links
         )
-        if known:
+        if chosen.remembered:
             chosen = dataclasses.replace(chosen, changed=chosen.changed + last_walk.changes(walk))
         if recipe.embed:  # before any work: the extra, pgvector and the table
             embedder.require_extra(recipe.embed)
@@ -180,7 +184,7 @@ def ingest(
             root_path,
             recipe.suffixes,
             walk.max_doc_bytes,
-            follow_outside_links=walk.follow_outside_links,
+            follow_outside_links=bool(walk.follow_outside_links),
         )
         catalog.remember_skipped(conn, source=source, skipped=found.unlisted)
         window = reconcile.begin(conn, source)

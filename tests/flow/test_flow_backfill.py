@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import psycopg
 from conftest import RunCli
 from flow_checks import assert_rows_match_files, fetch
 from mdchunks import Recipe
@@ -127,8 +128,40 @@ def test_a_source_walks_as_its_last_run_did_until_told_otherwise(
     )  # fmt: skip
     assert back.code == 1  # the large document and the link are refused, named
     head = back.out.splitlines()[0]
-    assert "changed: max_doc_bytes 100000 -> 5000, follow_outside_links true -> false" in head
+    assert "changed: max_doc_bytes 100,000 -> 5,000, follow_outside_links true -> false" in head
     assert fetch(database_url, documents, both) == []
     again = run_cli("ingest", str(docs), "--source", "docs")  # remembered: still refused
     assert again.code == 1 and "changed" not in again.out.splitlines()[0]
     assert "documents up to 5,000 bytes" in again.out.splitlines()[0]
+
+
+def test_a_source_from_before_the_walk_was_remembered_keeps_its_linked_documents(
+    run_cli: RunCli, docs: Path, tmp_path: Path, database_url: str
+) -> None:
+    """Migration 0015 found sources that never recorded whether they follow
+    links out of their folder (NULL): their rows tell. One that holds a
+    linked document keeps following; one that holds none does not start."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "linked.md").write_text("# Linked\n\nWritten elsewhere, linked in.\n")
+    (docs / "linked.md").symlink_to(elsewhere / "linked.md")
+    other = Path(shutil.copytree(docs, tmp_path / "other", symlinks=True))
+    assert run_cli("ingest", str(docs), "--source", "docs", "--follow-outside-links").code == 0
+    assert run_cli("ingest", str(other), "--source", "other").code == 1  # the link refused
+    with psycopg.connect(database_url) as conn:  # as migration 0015 left them
+        conn.execute("UPDATE mdchunks_sources SET follow_outside_links = NULL")
+    linked = "SELECT source FROM content_chunks WHERE rel_path = 'linked.md' ORDER BY 1"
+
+    plain = run_cli("ingest", str(docs), "--source", "docs")
+    assert plain.code == 0, plain.err
+    assert "links outside the folder followed" in plain.out.splitlines()[0], plain.out
+    assert "0 processed, 9 unchanged" in plain.out and "0 deleted" in plain.out
+    refused = run_cli("ingest", str(other), "--source", "other")
+    assert refused.code == 1 and "links outside" not in refused.out.splitlines()[0]
+    assert fetch(database_url, linked) == [{"source": "docs"}]
+    assert fetch(
+        database_url, "SELECT source, follow_outside_links FROM mdchunks_sources ORDER BY 1"
+    ) == [
+        {"source": "docs", "follow_outside_links": True},
+        {"source": "other", "follow_outside_links": False},
+    ]

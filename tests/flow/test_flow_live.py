@@ -118,7 +118,7 @@ def test_live_ingests_changes_as_they_happen(
             assert mdchunks.search("page", source=SOURCE, **where)
         assert not [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
         watched = next(s for s in mdchunks.status(**where).sources if s.source == SOURCE)
-        assert watched.running and not watched.unfinished
+        assert watched.running and watched.watching and not watched.unfinished
         assert _sections(database_url, "edit.md") == ["Edit", "Details"]
         assert _sections(database_url, "gone.md") == ["Gone"]
 

@@ -157,4 +157,5 @@ def test_help_says_which_commands_start_the_server_and_how_to_stop_it(
 
     assert "`ingest`, `backfill` and `migrate` create it on first use" in shown
     assert "`mdchunks stop` stops it" in shown
-    assert "`status`, `search` and `drop` never create one" in shown
+    assert "(`status`, `search`, `outline`, `mcp`, `drop`) start it when it is stopped" in shown
+    assert "`status`, `search`, `outline`, `mcp` and `drop` never create one" in shown

@@ -120,7 +120,10 @@ def _assert_unfinished(where: list[str], source: str) -> None:
     assert status.code == 0, status.text
     assert "last run did not finish" in status.out, status.out
     # Both say what completes it: the source's folder ingested again, by name.
-    again = re.compile(rf"run `mdchunks ingest \S+ --source {source}` again")
+    # (against the same database: its data dir, or "--database-url URL")
+    again = re.compile(
+        rf"run `mdchunks ingest \S+ --source {source} --(data-dir|database-url) \S+` again"
+    )
     assert again.search(" ".join(status.out.split())), status.out
     found = run_cli("search", "Section", "-k", "1", *where, timeout=RUN_TIMEOUT)
     assert found.code == 0 and f"{source}:doc" in found.out, found.text
