@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mdchunks import api
+from mdchunks.names import shown
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -21,13 +22,18 @@ LINE_INTERVAL_SECONDS = 5.0
 
 
 def progress_line(label: str, done: api.Progress, seconds: float) -> str:
-    """`ingesting docs: 1,200 of 5,000 documents, 3.1 MB/s, 15 s`; while the
-    chunks are embedded, `ingesting docs: 256 of 688 vectors, 40 s`."""
+    """`ingesting docs: 1,200 of 5,000 documents, 3.1 MB/s, 15 s`, and `;
+    chunking big/log.md (5.0 MB)` while a large document takes its time; while
+    the chunks are embedded, `ingesting docs: 256 of 688 vectors, 40 s`."""
     counted = f"{label}: {done.done:,} of {done.total:,} {done.unit}"
     if done.unit != "documents":
         return f"{counted}, {seconds:.0f} s"
     rate = done.bytes_processed / 1e6 / seconds if seconds > 0 else 0.0
-    return f"{counted}, {rate:.1f} MB/s, {seconds:.0f} s"
+    line = f"{counted}, {rate:.1f} MB/s, {seconds:.0f} s"
+    if done.chunking is not None:
+        rel_path, size = done.chunking
+        line += f"; chunking {shown(rel_path)} ({size / 1e6:.1f} MB)"
+    return line
 
 
 @dataclass

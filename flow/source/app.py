@@ -233,17 +233,23 @@ async def process_document(
         # (flow/source/bounded.py), where a crash costs the run nothing; a
         # small one marked in the run's journal while it runs
         # (flow/source/quarantine.py).
+        large = len(data) >= run.limits.child_above_bytes
         work = (
             functools.partial(_read_chunk_and_hash_in_child, limits=run.limits)
-            if len(data) >= run.limits.child_above_bytes
+            if large
             else run.quarantine.guard(
                 rel_path, _read_chunk_and_hash, data=data, recipe=recipe.fingerprint()
             )
         )
-        content, chunked, content_hash, encoded = await run_off_loop(
-            len(data),
-            functools.partial(work, data, source=source, rel_path=rel_path, recipe=recipe),
-        )
+        if large:  # the progress line names it while it takes its time
+            run.in_flight[rel_path] = len(data)
+        try:
+            content, chunked, content_hash, encoded = await run_off_loop(
+                len(data),
+                functools.partial(work, data, source=source, rel_path=rel_path, recipe=recipe),
+            )
+        finally:
+            run.in_flight.pop(rel_path, None)
     except DocumentProblem as problem:
         error = str(problem)
         content_hash = hashlib.sha256(data).hexdigest()

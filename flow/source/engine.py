@@ -30,6 +30,9 @@ class Progress:
     # What is counted: "documents" while the engine runs, then "vectors"
     # while the chunks are embedded (`ingest --embed`).
     unit: str = "documents"
+    # The largest document being chunked in a child process now (rel_path,
+    # bytes), or None: what a run is busy with while its count stands still.
+    chunking: tuple[str, int] | None = None
 
 
 ProgressFn = Callable[[Progress], None]
@@ -293,7 +296,7 @@ async def _poll(handle: coco.UpdateHandle[None], run: RunLedger, progress: Progr
         stats = handle.stats()
         group = stats.by_component.get(COMPONENT) if stats else None
         done = min(group.num_finished, total) if group else 0
-        progress(Progress(done, total, run.processed_bytes))
+        progress(Progress(done, total, run.processed_bytes, chunking=run.largest_in_flight()))
         await asyncio.sleep(PROGRESS_INTERVAL_SECONDS)
 
 

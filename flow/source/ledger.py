@@ -55,6 +55,15 @@ class RunLedger:
     pending_rows: int = 0
     _pending_counts: dict[str, int] = field(default_factory=dict)
     writing_sections: bool = False  # a batch write is in flight (one at a time)
+    # Large documents being chunked in a child process now: rel_path -> bytes
+    # (for the progress line; written and read on the engine's event loop).
+    in_flight: dict[str, int] = field(default_factory=dict)
+
+    def largest_in_flight(self) -> tuple[str, int] | None:
+        """The largest document being chunked in a child now, or None."""
+        if not self.in_flight:
+            return None
+        return max(self.in_flight.items(), key=lambda item: (item[1], item[0]))
 
     def record(self, outcome: Processed, sections: str | None = None) -> None:
         """`outcome`, and its document's section rows to write (`sections.encode`;

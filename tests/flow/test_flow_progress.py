@@ -71,3 +71,27 @@ def test_quiet_prints_no_progress_and_the_summary(run_cli: RunCli, docs: Path) -
 def test_while_the_chunks_are_embedded_the_line_counts_vectors() -> None:
     line = progress_line("ingesting vue", api.Progress(256, 688, 0, unit="vectors"), 40.0)
     assert line == "ingesting vue: 256 of 688 vectors, 40 s"
+
+
+def test_the_line_names_a_large_document_while_it_is_chunked() -> None:
+    busy = api.Progress(4, 5, 10_000, chunking=("sub/huge\x1b[2J.md", 5_200_000))
+    line = progress_line("ingesting docs", busy, 5.0)
+    # The name made safe for a terminal, as every printed name is (flow/names.py).
+    assert line == (
+        "ingesting docs: 4 of 5 documents, 0.0 MB/s, 5 s; chunking sub/huge\\x1b[2J.md (5.2 MB)"
+    )
+
+
+def test_a_run_names_the_large_document_it_is_chunking(ingest: Ingest, tmp_path: Path) -> None:
+    # Chunked in a child process (2 MB of prose takes a second or two): the
+    # progress the run reports while it waits names that document.
+    root = tmp_path / "big"
+    root.mkdir()
+    (root / "small.md").write_text("# Small\n\nA page.\n")
+    paragraph = "Words of a long page, one sentence after another. " * 20 + "\n\n"
+    (root / "huge.md").write_text("# Huge\n\n" + paragraph * (2_000_000 // len(paragraph)))
+    size = (root / "huge.md").stat().st_size
+    seen: list[api.Progress] = []
+    assert ingest(root, progress=seen.append).ok
+    assert ("huge.md", size) in {p.chunking for p in seen}, seen[-3:]
+    assert seen[-1].chunking is None
