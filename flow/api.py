@@ -502,12 +502,13 @@ def _rebuilt_outline(
     conn: Connection, table: ChunkTable, source: str, rel_path: str
 ) -> sections.DocumentOutline:
     """A host table's document outline, from its chunks (no sections table)."""
-    spans = _document(conn, table, source, rel_path).sections
-    ids = {span.heading_path: section_id_of(source, rel_path, span.ordinal) for span in spans}
+    document = _document(conn, table, source, rel_path)
+    # By ordinal: two sections of one heading path are two sections.
+    ids = [section_id_of(source, rel_path, span.ordinal) for span in document.sections]
     entries = []
-    for span in spans:
+    for span in document.sections:
         ref = sections.SectionRef(
-            id=ids[span.heading_path],
+            id=ids[span.ordinal],
             ordinal=span.ordinal,
             heading_text=span.heading_path[-1] if span.heading_path else None,
             heading_level=span.level or None,
@@ -518,8 +519,14 @@ def _rebuilt_outline(
             start_line=span.start_line,
             end_line=span.end_line,
         )
-        parent = ids.get(span.heading_path[:-1]) if len(span.heading_path) > 1 else None
-        entries.append(sections.OutlineEntry(ref, parent, chunks=0))
+        parent = document.parent(span)
+        entries.append(
+            sections.OutlineEntry(
+                ref,
+                None if parent is None else ids[parent.ordinal],
+                chunks=document.chunks_holding(span),
+            )
+        )
     return sections.DocumentOutline(source, rel_path, tuple(entries))
 
 

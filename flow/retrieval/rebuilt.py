@@ -49,9 +49,30 @@ class Document:
     text: str
     lines: int
     sections: tuple[SectionSpan, ...]
+    chunks: tuple[tuple[int, int], ...] = ()  # each stored chunk's [char_start, char_end)
 
     def section_text(self, section: SectionSpan) -> str:
         return self.text[section.char_start : section.char_end]
+
+    def parent(self, section: SectionSpan) -> SectionSpan | None:
+        """The section that encloses `section`: the nearest before it of a
+        shallower level (None at the top level and for the preamble)."""
+        if section.level == 0:
+            return None
+        before = self.sections[: section.ordinal]
+        return next((s for s in reversed(before) if 0 < s.level < section.level), None)
+
+    def chunks_holding(self, section: SectionSpan) -> int:
+        """How many chunks hold the section: meet a character of its own span
+        (its heading line and body, to the next heading of any level) that is
+        not whitespace, as a chunk row's `section_ids` counts it."""
+        following = self.sections[section.ordinal + 1 : section.ordinal + 2]
+        own_end = following[0].char_start if following else len(self.text)
+        return sum(
+            1
+            for start, end in self.chunks
+            if self.text[max(start, section.char_start) : min(end, own_end)].strip()
+        )
 
 
 def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) -> Document | None:
@@ -66,7 +87,12 @@ def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) ->
         return None
     # From offset 0 and line 1: blank lines the first chunk does not hold count too.
     _, _, text = stitch([Piece(-1, 0, 0, "", 1), *pieces])
-    return Document(text, LineNumbers(text).of(max(len(text) - 1, 0)), spans(text, rel_path))
+    return Document(
+        text,
+        LineNumbers(text).of(max(len(text) - 1, 0)),
+        spans(text, rel_path),
+        tuple((piece.char_start, piece.char_end) for piece in pieces),
+    )
 
 
 def spans(text: str, rel_path: str) -> tuple[SectionSpan, ...]:

@@ -332,24 +332,7 @@ def test_addresses_and_tokens() -> None:
 def test_a_host_table_is_searched_and_outlined(corpus: str) -> None:
     """A table made by chunk_table_sql, holding the same rows as ours: BM25 with
     statistics counted live ranks and scores exactly as over our table."""
-    with psycopg.connect(corpus, autocommit=True) as conn:
-        conn.execute("CREATE SCHEMA host")
-        conn.execute(mdchunks.chunk_table_sql("pages", pg_schema_name="host"))  # type: ignore[arg-type]
-        columns = [
-            row[0]
-            for row in conn.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'host' "
-                "AND table_name = 'pages' ORDER BY ordinal_position"
-            )
-        ]
-        listed = sql.SQL(", ").join(map(sql.Identifier, columns))
-        # c.embed_text: content_chunks computes it from the row (migration 0014).
-        read = sql.SQL(", ").join(sql.SQL("c.{}").format(sql.Identifier(c)) for c in columns)
-        conn.execute(
-            sql.SQL("INSERT INTO host.pages ({}) SELECT {} FROM content_chunks c").format(
-                listed, read
-            )
-        )
+    _copy_into_a_host_table(corpus)
     host = {"table": "pages", "pg_schema": "host", "database_url": corpus}
     ours = mdchunks.search("kettle owls water", k=5, method="bm25", database_url=corpus)
     theirs = mdchunks.search("kettle owls water", k=5, **host)  # type: ignore[arg-type]
@@ -393,3 +376,62 @@ def test_a_host_table_is_searched_and_outlined(corpus: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[0])["rel_path"] == "guide/kettle.md"
+
+
+def _copy_into_a_host_table(url: str) -> None:
+    """host.pages, made by chunk_table_sql, holding every row of content_chunks."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA host")
+        conn.execute(mdchunks.chunk_table_sql("pages", pg_schema_name="host"))  # type: ignore[arg-type]
+        columns = [
+            row[0]
+            for row in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = 'host' "
+                "AND table_name = 'pages' ORDER BY ordinal_position"
+            )
+        ]
+        listed = sql.SQL(", ").join(map(sql.Identifier, columns))
+        # c.embed_text: content_chunks computes it from the row (migration 0014).
+        read = sql.SQL(", ").join(sql.SQL("c.{}").format(sql.Identifier(c)) for c in columns)
+        conn.execute(
+            sql.SQL("INSERT INTO host.pages ({}) SELECT {} FROM content_chunks c").format(
+                listed, read
+            )
+        )
+
+
+def test_a_host_tables_outline_is_the_stored_one(tmp_path: Path, database_url: str) -> None:
+    """Rebuilt from a host table's chunks, a document's outline has the stored
+    outline's section ids, parents and chunk counts, also where two sections
+    share a heading path (the ids count sections, not paths)."""
+    root = tmp_path / "api"
+    root.mkdir()
+    parts = "".join(
+        f"## Example\n\n{'An example of the call. ' * 120}\n\n### Detail {n}\n\nMore.\n\n"
+        for n in ("one", "two")
+    )
+    (root / "calls.md").write_text("Before the title.\n\n# API\n\n" + parts)
+    mdchunks.ingest(root, source="api", database_url=database_url, data_dir=tmp_path / "d")
+    _copy_into_a_host_table(database_url)
+    host = {"table": "pages", "pg_schema": "host", "database_url": database_url}
+    (rebuilt,) = mdchunks.outline("calls.md", source="api", **host)  # type: ignore[arg-type]
+    (stored,) = mdchunks.outline("calls.md", source="api", database_url=database_url)
+    assert [e.section.heading_path for e in stored.sections] == [
+        (),
+        ("API",),
+        ("API", "Example"),
+        ("API", "Example", "Detail one"),
+        ("API", "Example"),
+        ("API", "Example", "Detail two"),
+    ]
+
+    def tree(entries: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        # Not the last section's end: a rebuilt document ends where its last
+        # chunk does, before the file's trailing line break.
+        return [
+            (e.section.id, e.section.heading_path, e.section.char_start, e.parent, e.chunks)
+            for e in entries
+        ]
+
+    assert tree(rebuilt.sections) == tree(stored.sections)
+    assert sum(e.chunks for e in stored.sections) > len(stored.sections)  # some held twice
