@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from mdchunks import api
 from mdchunks.errors import MdchunksError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 MAX_K = 50
 DEFAULT_K = 8
@@ -126,21 +126,56 @@ def section_json(section: api.SectionRead) -> dict[str, Any]:
     return record
 
 
+# The API's errors name the CLI's options and commands; an agent has these
+# tools' arguments instead. (Advice to ingest stays: the agent's user runs it.)
+_FOR_AGENTS = (
+    ("search it with --method bm25", "search it with method bm25"),
+    ("or search one --source", "or search one source"),
+    ("(`mdchunks outline --source NAME` lists a source's documents)", "(hits name rel_paths)"),
+    ("(`mdchunks status` lists the sources)", "(list_sources lists them)"),
+)
+
+
+def for_agents(message: str) -> str:
+    """An API error as an agent reads it: this server's arguments and tools."""
+    for cli, tool in _FOR_AGENTS:
+        message = message.replace(cli, tool)
+    return message
+
+
 def _check_range(name: str, value: int, low: int, high: int) -> None:
     if not low <= value <= high:
         raise ToolError(f"{name} must be {low} to {high} (got {value})")
 
 
+class _OneLineErrors(MCPServer[Any]):
+    """Arguments the tools' schemas refuse answer in one line too, naming each
+    argument and what it must be, not pydantic's report of several lines."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: "
+                f"{error['msg'].lower()}"
+                for error in exc.__cause__.errors()
+            )
+            raise ToolError(f"bad arguments to {name}: {problems}") from None
+
+
 def build(settings: Settings) -> MCPServer[Any]:
     """The server with its five tools, reading where `settings` say."""
-    server: MCPServer[Any] = MCPServer("mdchunks", instructions=INSTRUCTIONS)
+    server: MCPServer[Any] = _OneLineErrors("mdchunks", instructions=INSTRUCTIONS)
     where = settings.where()
 
     def call(function: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return function(*args, **kwargs, **where)
         except MdchunksError as exc:
-            raise ToolError(" ".join(str(exc).split())) from None
+            raise ToolError(for_agents(" ".join(str(exc).split()))) from None
 
     @server.tool(annotations=READ_ONLY)
     def search(

@@ -166,6 +166,9 @@ def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
                 await _error(session, "read_chunk", id="not-a-uuid"),
                 await _error(session, "read_chunk", id=str(uuid.uuid4())),
                 await _error(session, "outline", source="docs", rel_path="missing.md"),
+                await _error(session, "search", query="x", k="three"),
+                await _error(session, "search", query="x", method="fuzzy"),
+                await _error(session, "outline", rel_path="guide/kettle.md"),
                 await _error(
                     session,
                     "read_section",
@@ -177,6 +180,15 @@ def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
             assert all("\n" not in e and e for e in errors), errors
             assert "unknown source 'nope'" in errors[0] and "k must be 1 to 50" in errors[1]
             assert "2,000" in errors[2] and "empty" in errors[3]
+            # Arguments the schema refuses: one line naming each and what it must be.
+            assert errors[7] == (
+                "bad arguments to search: k: input should be a valid integer, "
+                "unable to parse string as an integer"
+            ), errors[7]
+            assert errors[8].startswith("bad arguments to search: method: input should be "), errors
+            assert errors[9] == "bad arguments to outline: source: field required", errors[9]
+            # The API's advice in this server's terms, not the CLI's.
+            assert errors[6].endswith("(hits name rel_paths)") and "mdchunks" not in errors[6]
             assert (await _call(session, "list_sources"))["sources"]
 
     asyncio.run(scenario())
