@@ -557,7 +557,8 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "accents count, and a run of CJK text is one word: docs/search.md). "
     "semantic: cosine similarity of the chunks' vectors (needs `ingest --embed` "
     "and the embed extra; by the model's HNSW index). hybrid: reciprocal-rank fusion of "
-    "the two. Default: hybrid when the searched chunks have vectors, else bm25.",
+    "the two. Default: hybrid when every searched source has vectors, else bm25 "
+    "(a search over sources of which only some have vectors says so).",
 )
 @click.option(
     "--match",

@@ -13,8 +13,9 @@
   HNSW index, exact when the index returns fewer than k.
 - `hybrid`: weighted reciprocal-rank fusion (flow/retrieval/fusion.py, k = 5, BM25
   weighted 2, semantic 1) of the first `HYBRID_DEPTH` chunks of each.
-- the default (`method=None`): hybrid when the searched chunks have vectors
+- the default (`method=None`): hybrid when every searched source has vectors
   and the embed extra can encode the query, else bm25 (`choose_method`).
+  Hybrid (default or asked) finds nothing for a query of stop words only.
 A host's own table (flow/retrieval/tables.py) has no stored vectors: it is
 ranked by BM25 alone (the default picks it; semantic and hybrid say so).
 Ties are broken by source, path and position, so every ranking is
@@ -24,6 +25,7 @@ ranks with these same functions.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,8 +38,9 @@ from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
 METHODS = ("bm25", "semantic", "hybrid")
 MATCHES = ("all", "any")
-DEFAULT_METHOD: str | None = None  # hybrid when vectors exist, else bm25
+DEFAULT_METHOD: str | None = None  # hybrid where every searched source has vectors, else bm25
 DEFAULT_MATCH = "any"
+log = logging.getLogger("mdchunks")
 HYBRID_DEPTH = 50  # candidates taken from each ranking before fusion
 # Weighted RRF of [bm25, semantic]: k = 5 and BM25 counting twice. Measured on
 # the rust-book golden set (markdown chunker; docs/search.md): plain RRF
@@ -126,14 +129,34 @@ def fuse(rankings: Sequence[Sequence[Ranked]], k: int) -> list[Ranked]:
 
 
 def choose_method(conn: Connection, source: str | None, table: ChunkTable = MANAGED) -> str:
-    """The default method: hybrid when the searched chunks have vectors and the
-    embed extra can encode the query with their model, else bm25."""
+    """The default method: hybrid when every searched source has vectors and
+    the embed extra can encode the query with their model, else bm25. (Over
+    sources of which only some have vectors, a fused ranking would put the
+    others' chunks below theirs for want of a semantic vote: BM25 ranks them
+    all alike; `method="hybrid"` fuses where there are vectors.)"""
     if not table.managed:
         return "bm25"
-    models = {model for _, model in embedding.models_of(conn, source)}
-    if models and all(embedder.extra_problem(model) is None for model in models):
-        return "hybrid"
-    return "bm25"
+    pairs = embedding.models_of(conn, source)
+    models = {model for _, model in pairs}
+    if not models or any(embedder.extra_problem(model) is not None for model in models):
+        return "bm25"
+    searched = {
+        str(row[0])
+        for row in conn.execute(
+            "SELECT source FROM mdchunks_sources WHERE %(source)s::text IS NULL "
+            "OR source = %(source)s::text",
+            {"source": source},
+        )
+    }
+    without = sorted(searched - {name for name, _ in pairs})
+    if without:
+        log.warning(
+            "searching by BM25 alone: source %s has no vectors (--method hybrid fuses "
+            "vectors where there are)",
+            ", ".join(repr(name) for name in without),
+        )
+        return "bm25"
+    return "hybrid"
 
 
 def rank(
@@ -165,6 +188,10 @@ def rank(
             f"--method {method} compares stored vectors, and a host's table "
             f"({table.shown}) has none: search it with --method bm25"
         )
+    if method == "hybrid" and not lexical.keeps_terms(conn, query):
+        # Stop words only: what a vector of them is near is noise, not an
+        # answer (an explicit semantic search still reads them).
+        return []
     key = embedding.search_model(conn, source, model)
     if query_vector is None:
         embedder.require_extra(key)

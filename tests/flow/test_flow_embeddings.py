@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -491,3 +492,29 @@ def test_the_progress_function_is_told_of_the_vectors_too(ingest: Ingest, tmp_pa
     units = [p.unit for p in seen]
     assert units[0] == "documents" and units[-1] == "vectors"
     assert (seen[-1].done, seen[-1].total) == (report.vectors_written,) * 2
+
+
+def test_the_default_method_over_sources_of_which_some_have_vectors_is_bm25(
+    run_cli: RunCli, tmp_path: Path, database_url: str
+) -> None:
+    """Fused, the chunks of a source without vectors rank below those of one
+    with them for want of a semantic vote; so the default is hybrid only where
+    every searched source has vectors, and says when it is not."""
+    for name, embed in (("with", ("--embed",)), ("without", ())):
+        root = tmp_path / name
+        root.mkdir()
+        (root / "kettle.md").write_text("# Kettle\n\nBoil water in the kettle, then pour.\n")
+        assert run_cli("ingest", str(root), "--source", name, *embed).code == 0
+    both = run_cli("search", "boil water", "--json")
+    assert both.code == 0, both.err
+    scores = {
+        json.loads(line)["source"]: json.loads(line)["score"] for line in both.out.splitlines()
+    }
+    assert scores["with"] == scores["without"]  # BM25: the same page scores the same
+    assert "searching by BM25 alone: source 'without' has no vectors" in both.err
+    one = run_cli("search", "boil water", "--source", "with", "--json")
+    assert one.err == "" and json.loads(one.out.splitlines()[0])["score"] < 1  # an RRF score
+    # Stop words only: no hits, hybrid or not, and the line says why.
+    for method in ((), ("--method", "hybrid")):
+        empty = run_cli("search", "the of and", "--source", "with", *method)
+        assert empty.code == 0 and empty.out.startswith("no match: the query has only stop words")
