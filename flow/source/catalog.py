@@ -126,6 +126,14 @@ def check_binding(
     )
 
 
+def sources_of_folder(conn: Connection, root: Path) -> list[str]:
+    """The sources remembered at `root`, by name."""
+    rows = conn.execute(
+        "SELECT source FROM mdchunks_sources WHERE root = %s ORDER BY source", [str(root)]
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
 def lookup(conn: Connection, source: str) -> SourceRecord | None:
     row = conn.execute(
         "SELECT source, root, recipe_spec, max_doc_bytes, follow_outside_links "

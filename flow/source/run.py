@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -69,6 +70,8 @@ from mdchunks.source import (
 from mdchunks.source.bounded import DEFAULT_LIMITS, DocumentLimits
 from mdchunks.source.ledger import Processed, RunLedger
 from mdchunks.source.reports import IngestReport, converted_of, counted, failures_of
+
+log = logging.getLogger("mdchunks")
 
 ProgressFn = engine.ProgressFn
 
@@ -145,6 +148,17 @@ def ingest(
         quarantine.opened(state.state_dir_for(db, conn, source)) as chunking,
     ):
         known = catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)
+        if known is None and (others := catalog.sources_of_folder(conn, root_path)):
+            # Allowed (two recipes side by side), but seldom meant: every
+            # search hit of the folder would then come twice.
+            log.warning(
+                "the folder %s is already source %s; this run makes a second copy of its rows "
+                "as source %r (--source %s updates the first instead)",
+                root_path,
+                ", ".join(repr(name) for name in others),
+                source,
+                others[0],
+            )
         chosen = (
             settings.Settings(recipe, remembered=False, changed=())
             if recipe is not None

@@ -165,3 +165,16 @@ def test_a_source_from_before_the_walk_was_remembered_keeps_its_linked_documents
         {"source": "docs", "follow_outside_links": True},
         {"source": "other", "follow_outside_links": False},
     ]
+
+
+def test_a_folder_made_a_second_source_is_said_so(run_cli: RunCli, docs: Path) -> None:
+    # Allowed (two recipes side by side), but every hit of the folder then
+    # comes twice: the run says so, and how to update the first instead.
+    assert run_cli("ingest", str(docs), "--source", "mine").code == 0
+    second = run_cli("ingest", str(docs))
+    assert second.code == 0, second.err
+    assert second.err.strip() == (
+        f"warning: the folder {docs.resolve()} is already source 'mine'; this run makes a "
+        "second copy of its rows as source 'docs' (--source mine updates the first instead)"
+    )
+    assert run_cli("ingest", str(docs)).err == ""  # once: 'docs' is known now
