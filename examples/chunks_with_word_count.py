@@ -3,7 +3,8 @@
 COCOINDEX_DB=./word_count_state DATABASE_URL=postgresql://user:pass@host/db \
     python examples/chunks_with_word_count.py DOCS
 
-(COCOINDEX_DB: the folder where cocoindex keeps this app's engine state.)
+(COCOINDEX_DB: the folder where cocoindex keeps this app's engine state;
+DATABASE_URL: yours, or the one `mdchunks migrate --data-dir DIR` prints.)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from cocoindex.connectors import localfs, postgres
 from cocoindex.resources.file import FileLike, PatternFilePathMatcher
 from mdchunks import split_markdown  # at the top: cocoindex then knows its logic
 
-DATABASE_URL = os.environ.get("DATABASE_URL", "postgresql://localhost/postgres")
+DATABASE_URL = os.environ.get("DATABASE_URL") or sys.exit("set DATABASE_URL (see above)")
 TABLE_NAME = "doc_chunks"
 PG_DB = coco.ContextKey[asyncpg.Pool]("word_count_db")
 DOCS = coco.ContextKey[pathlib.Path]("word_count_docs")  # file paths are relative to it
@@ -47,11 +48,12 @@ async def coco_lifespan(builder: coco.EnvironmentBuilder) -> AsyncIterator[None]
 async def process_file(
     file: FileLike, table: postgres.TableTarget[DocChunk], options: mdchunks.ChunkOptions
 ) -> None:
-    chunks = split_markdown(mdchunks.document_text(await file.read()), options)
+    rel_path = file.file_path.path.as_posix()  # a file it refuses is named in the report
+    text = mdchunks.document_text(await file.read(), rel_path=rel_path)
     for row in mdchunks.chunk_rows(
-        chunks,
+        split_markdown(text, options),
         source="docs",
-        rel_path=file.file_path.path.as_posix(),
+        rel_path=rel_path,
         recipe=mdchunks.recipe_of(options),
         row_type=DocChunk,
         extra=lambda chunk: {"word_count": len(chunk.text.split())},

@@ -30,8 +30,10 @@ class DocumentProblem(Exception):
 _BOM = "\ufeff"
 
 
-def document_text(data: bytes, invalid_utf8: str = "skip") -> str:
-    """The document's text (UTF-8, one leading BOM removed) or a `DocumentProblem`.
+def document_text(data: bytes, invalid_utf8: str = "skip", *, rel_path: str | None = None) -> str:
+    """The document's text (UTF-8, one leading BOM removed); raises `DocumentProblem`,
+    whose message starts with `rel_path: ` when it is given (cocoindex reports
+    a failed component by its message alone).
 
     Binary content: a NUL byte anywhere (PNG, JPEG, PDF, zip, UTF-16 text all
     have them) is a `DocumentProblem`; Postgres text cannot hold NUL, and
@@ -43,17 +45,18 @@ def document_text(data: bytes, invalid_utf8: str = "skip") -> str:
     instead (Python's decoder), and that text is the document: it is what the
     rows store and what `char_start`/`char_end` count in.
     """
+    named = f"{rel_path}: " if rel_path is not None else ""
     nul = data.find(b"\x00")
     if nul >= 0:
         raise DocumentProblem(
-            f"binary content: NUL byte at byte offset {nul} (Postgres text cannot hold it)"
+            f"{named}binary content: NUL byte at byte offset {nul} (Postgres text cannot hold it)"
         )
     if invalid_utf8 == "replace":
         return data.decode("utf-8", errors="replace").removeprefix(_BOM)
     try:
         return decode_document(data)
     except DocumentDecodeError as exc:
-        raise DocumentProblem(str(exc)) from None
+        raise DocumentProblem(f"{named}{exc}") from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from cocoindex.resources.file import FileLike
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.options import ChunkOptions, options_of
 from mdchunks.plugin.chunking import chunk_markdown
-from mdchunks.plugin.documents import DocumentProblem, document_text
+from mdchunks.plugin.documents import document_text
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
     CHUNKS_TABLE,
@@ -64,10 +64,7 @@ async def process_markdown_file(
     `DocumentProblem` naming the file, which cocoindex reports as its failure.
     """
     rel_path = file.file_path.path.as_posix()
-    try:
-        text = document_text(await file.read())
-    except DocumentProblem as problem:  # cocoindex's report of it names no file
-        raise DocumentProblem(f"{rel_path}: {problem}") from None
+    text = document_text(await file.read(), rel_path=rel_path)  # its problem names the file
     chunking = chunk_markdown(text, options)
     recipe = recipe_of(options)
     for row in chunk_rows(chunking.chunks, source=source, rel_path=rel_path, recipe=recipe):

@@ -319,6 +319,23 @@ def test_the_table_sql_refuses_a_name_its_constraint_names_would_cut() -> None:
         mdchunks.chunk_table_sql("x" * 40)
 
 
+def test_the_example_app_names_a_file_it_refuses(
+    docs: Path, database_url: str, tmp_path: Path
+) -> None:
+    # cocoindex reports a failed file by the exception's message alone.
+    (docs / "latin-1.md").write_bytes("# Caf\u00e9\n".encode("latin-1"))
+    env = _host_env(database_url, tmp_path / "host-state")
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(docs)], env=env, capture_output=True, text=True
+    )
+    assert "latin-1.md: invalid UTF-8 at byte offset 5" in done.stderr, done.stderr
+    without = {k: v for k, v in env.items() if k != "DATABASE_URL"}
+    unset = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(docs)], env=without, capture_output=True, text=True
+    )
+    assert unset.returncode == 1 and unset.stderr.startswith("set DATABASE_URL"), unset.stderr
+
+
 def test_a_host_table_without_the_line_columns_is_refused_in_one_line(
     docs: Path, database_url: str, tmp_path: Path
 ) -> None:
