@@ -127,6 +127,7 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                 for name, found in conn.execute(QUERIES["status_skipped"])
             }
             unfinished = state.unfinished(conn)
+            vectors = embedding.counts(conn)
             for row in conn.execute(QUERIES["status_sources"]):
                 name, root, _recipe, _updated, documents, failed, chunks, with_headings = row
                 sources.append(
@@ -143,6 +144,7 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                         unfinished=unfinished.get(name) == state.STOPPED,
                         running=unfinished.get(name, state.STOPPED) != state.STOPPED,
                         watching=unfinished.get(name) == state.WATCHING,
+                        vectors=vectors.get(name, ()),
                         resume=(
                             _resume_command(name, root, db)
                             if unfinished.get(name) == state.STOPPED

@@ -539,6 +539,8 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
         if source.skipped_suffixes:
             skipped = reports.describe_skipped(source.skipped_suffixes)
             out.print(f"  other files the last walk left out: {escape(shown(skipped))}")
+        for model, n in source.vectors:
+            out.print(f"  vectors {n} of {escape(shown(model))} (semantic and hybrid search)")
         for r in source.recipes:
             state = "current" if r.current else "[yellow]stale[/yellow] (run `mdchunks backfill`)"
             rows = f"{r.rows} row{'' if r.rows == 1 else 's'}"

@@ -302,6 +302,16 @@ def vector_literal(vector: Sequence[float]) -> str:
 # -- which vectors a search compares ----------------------------------------------------
 
 
+def counts(conn: Connection) -> dict[str, tuple[tuple[str, int], ...]]:
+    """Each source's vectors by model: {source: ((model, vectors), ...)}."""
+    if not table_exists(conn):
+        return {}
+    found: dict[str, list[tuple[str, int]]] = {}
+    for source, model, n in conn.execute(QUERIES["embedding_counts"]):
+        found.setdefault(str(source), []).append((str(model), int(n)))
+    return {source: tuple(models) for source, models in found.items()}
+
+
 def models_of(conn: Connection, source: str | None) -> list[tuple[str, str]]:
     """(source, model) pairs of the stored vectors of the searched chunks."""
     if not table_exists(conn):

@@ -49,6 +49,11 @@ LIMIT 1
 -- name: embedding_count
 SELECT count(*) FROM content_chunk_embeddings WHERE source = %(source)s AND model = %(model)s
 
+-- name: embedding_counts
+-- How many vectors each source has of each model (`mdchunks status`).
+SELECT source, model, count(*) FROM content_chunk_embeddings GROUP BY source, model
+ORDER BY source, model;
+
 -- name: embedding_models
 -- The (source, model) pairs of the stored vectors (one source, or all): a
 -- loose scan of the (source, model) index, one probe per pair, however many

@@ -153,6 +153,7 @@ class SourceStatus:
     watching: bool = False
     # The command that completes an unfinished run (None when it finished).
     resume: str | None = None
+    vectors: Counts = ()  # stored vectors by embedding model
 
     @property
     def heading_share(self) -> float:

@@ -470,6 +470,8 @@ def test_a_plain_ingest_keeps_the_vectors_and_only_no_embed_deletes_them(
     assert plain.out.splitlines()[0].endswith("; the source's last settings")
     assert f"vectors:   0 embedded, 0 deleted ({stored} in the source" in plain.out
     assert len(_vectors(database_url, "notes")) == stored
+    status = run_cli("status").out
+    assert f"  vectors {stored} of {embedder.DEFAULT_MODEL} (semantic and hybrid" in status
 
     rule = run_cli("ingest", str(root), "--embed-long-input", "truncate")
     assert "changed: embed_long_input windows -> truncate" in rule.out
@@ -481,6 +483,7 @@ def test_a_plain_ingest_keeps_the_vectors_and_only_no_embed_deletes_them(
     assert f"vectors:   0 embedded, {stored} deleted (0 in the source; embeddings off" in off.out
     assert _vectors(database_url, "notes") == []
     assert "vectors:" not in run_cli("ingest", str(root)).out  # off is remembered too
+    assert "  vectors " not in run_cli("status").out
 
 
 def test_the_progress_function_is_told_of_the_vectors_too(ingest: Ingest, tmp_path: Path) -> None:
