@@ -143,7 +143,9 @@ embed_long_input_option = click.option(
     type=click.Choice(embedder.LONG_INPUTS),
     default=None,
     help="A chunk longer than the model reads: embedded whole in windows, pooled, or "
-    "truncated to what the model reads; a change re-embeds those chunks "
+    "truncated to what the model reads; a change re-embeds every chunk of the source "
+    "(each vector records the rule it was made by; which chunks are long is known "
+    "only once they are tokenized) "
     f"[default: as the source's last run; a new source: {embedder.DEFAULT_LONG_INPUT}].",
 )
 

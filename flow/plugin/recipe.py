@@ -125,7 +125,8 @@ class Recipe(ChunkOptions):
     embed: str | None = option(None, help="Embedding model.", fingerprint="never", cli=False)
     # How a chunk longer than the model reads is embedded (None: the embedder's
     # default rule; flow/retrieval/embedder.py names the rules). Vector rows
-    # carry their rule, so a change re-embeds the vectors concerned alone.
+    # carry their rule, so a change re-embeds them (every one: all carry it) and
+    # re-chunks nothing.
     embed_long_input: str | None = option(
         None, help="Long-input rule of the embeddings.", fingerprint="never", cli=False
     )
