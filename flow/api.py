@@ -85,8 +85,8 @@ __all__ = [
     "outline",
     "read_chunk",
     "read_section",
+    "require_source",
     "search",
-    "source_exists",
     "status",
     "warm_up",
     "watch",
@@ -485,7 +485,10 @@ def outline(
     rebuilt from its chunks (flow/retrieval/rebuilt.py)."""
     searched = chunk_table(table, pg_schema)
     if not searched.managed and (source is None or rel_path is None):
-        raise UsageError("the outline of a host's table names its source and a document")
+        raise UsageError(
+            "an outline of a host's table (--table) needs --source and a document's REL_PATH: "
+            "it is rebuilt from that document's chunks"
+        )
     with _reading(searched, database_url, data_dir, source) as (conn, _db):
         if not searched.managed:
             assert source is not None and rel_path is not None
@@ -773,13 +776,16 @@ def drop(
         quarantine.forget(state_dir)  # its journal and quarantine list go with it
     chunks, documents, sources, sections = row if row else (0, 0, 0, 0)
     if not (chunks or documents or sources or removed):
-        raise UsageError(f"unknown source {source!r}: nothing to drop")
+        with database.connect(db.url) as conn:
+            _require_source(conn, source, doing="nothing to drop")
     return DropReport(source, int(chunks), int(documents), removed, int(sections))
 
 
-def _require_source(conn: Connection, source: str, table: ChunkTable | None = None) -> None:
+def _require_source(
+    conn: Connection, source: str, table: ChunkTable | None = None, *, doing: str = ""
+) -> None:
     """A `UsageError` (exit 2) for a source the database does not know, as every
-    command that takes `--source` answers."""
+    command that takes `--source` answers (`doing`: what that means here)."""
     if table is not None and not table.managed:  # a host's table: its rows are its sources
         found = conn.execute(table.query("has_chunks"), {"source": source}).fetchone()
         if not (found and found[0]):
@@ -796,21 +802,20 @@ def _require_source(conn: Connection, source: str, table: ChunkTable | None = No
     ).fetchone()
     if not (row and row[0]):
         known = [r[0] for r in conn.execute("SELECT source FROM mdchunks_sources ORDER BY 1")]
-        raise UsageError(f"unknown source {source!r} (known sources: {', '.join(known) or 'none'})")
+        what = f": {doing}" if doing else ""
+        raise UsageError(
+            f"unknown source {source!r}{what} (known sources: {', '.join(known) or 'none'})"
+        )
 
 
-def source_exists(
-    source: str, *, database_url: str | None = None, data_dir: Path | None = None
-) -> bool:
+def require_source(
+    source: str, *, database_url: str | None = None, data_dir: Path | None = None, doing: str = ""
+) -> None:
+    """One line (a `UsageError`) naming the known sources when `source` is not one."""
     db = database.resolve(database_url, data_dir, create=False)
     _require_schema(db)
     with database.connect(db.url) as conn:
-        row = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM mdchunks_sources WHERE source = %(s)s) "
-            "OR EXISTS (SELECT 1 FROM content_chunks WHERE source = %(s)s)",
-            {"s": source},
-        ).fetchone()
-    return bool(row and row[0])
+        _require_source(conn, source, doing=doing)
 
 
 # -- helpers --------------------------------------------------------------------------

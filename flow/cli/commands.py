@@ -867,8 +867,9 @@ def drop(
 ) -> None:
     """Delete every row of a source (chunks, documents, its record) and its
     engine state. The tables stay. Asks first unless --yes."""
-    if not api.source_exists(source, database_url=database_url, data_dir=data_dir):
-        raise UsageError(f"unknown source {source!r}: nothing to drop")
+    api.require_source(
+        source, database_url=database_url, data_dir=data_dir, doing="nothing to drop"
+    )
     if not yes:
         if not sys.stdin.isatty():
             raise UsageError("drop deletes rows: confirm with --yes when not on a terminal")

@@ -132,7 +132,9 @@ def test_drop_deletes_the_rows_of_one_source(
     assert result.code == 0, result.err
     sources = fetch(database_url, "SELECT DISTINCT source FROM content_chunks")
     assert sources == [{"source": "other"}]
-    assert run_cli("drop", "--source", "docs", "--yes").code == 2  # unknown now
+    unknown = run_cli("drop", "--source", "docs", "--yes")  # unknown now
+    assert unknown.code == 2
+    assert "unknown source 'docs': nothing to drop (known sources: other)" in unknown.err
 
 
 def test_migrate_twice(run_cli: RunCli) -> None:
