@@ -841,7 +841,8 @@ def _warm_up(settings: Any) -> None:
 @cli.command("migrate")
 @database_options
 def migrate_command(database_url: str | None, data_dir: Path | None) -> None:
-    """Create or update the schema (content_chunks and the mdchunks_* tables)
+    """Create or update the schema (content_chunks, content_sections and the
+    mdchunks_* tables)
     with the numbered SQL files shipped in the package. Idempotent, and safe
     to run twice at once. Needs the right to create tables; ingest afterwards
     needs only INSERT, UPDATE, DELETE and SELECT."""
@@ -865,8 +866,9 @@ def migrate_command(database_url: str | None, data_dir: Path | None) -> None:
 def drop(
     source: str, yes: bool, lock_wait: float, database_url: str | None, data_dir: Path | None
 ) -> None:
-    """Delete every row of a source (chunks, documents, its record) and its
-    engine state. The tables stay. Asks first unless --yes."""
+    """Delete every row of a source (chunks, sections, documents, BM25
+    statistics, vectors, its record) and its engine state. The tables stay.
+    Asks first unless --yes."""
     api.require_source(
         source, database_url=database_url, data_dir=data_dir, doing="nothing to drop"
     )
