@@ -842,8 +842,8 @@ def _warm_up(settings: Any) -> None:
 @database_options
 def migrate_command(database_url: str | None, data_dir: Path | None) -> None:
     """Create or update the schema (content_chunks, content_sections and the
-    mdchunks_* tables)
-    with the numbered SQL files shipped in the package. Idempotent, and safe
+    mdchunks_* tables) with the numbered SQL files shipped in the package.
+    Idempotent, and safe
     to run twice at once. Needs the right to create tables; ingest afterwards
     needs only INSERT, UPDATE, DELETE and SELECT."""
     result, where = api.migrate_database(database_url=database_url, data_dir=data_dir)
