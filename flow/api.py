@@ -300,19 +300,18 @@ def search(
                 f"({len(query.split()):,} words); search with fewer words"
             ) from None
         # The sections a hit names live in our sections table; a host's chunk
-        # table is named by its chunks' own heading columns.
-        matched = (
-            sections.matched_sections(
-                conn,
-                [hit.id for hit in ranked],
-                query=query,
-                source=source,
-                lexical_first=method != "semantic",
-                query_vector=query_vector,
-                model=key,
-            )
-            if searched.managed
-            else {}
+        # table has none, so its hits' documents are rebuilt from their chunks.
+        documents: dict[tuple[str, str], rebuilt.Document] = {}
+        matched = sections.matched_sections(
+            conn,
+            [hit.id for hit in ranked],
+            query=query,
+            source=source,
+            lexical_first=method != "semantic",
+            query_vector=query_vector,
+            model=key,
+            held=None if searched.managed else _rebuilt_held(conn, searched, shown, documents),
+            table=searched,
         )
         expanded, parents = hits.expansions(
             conn,
@@ -326,7 +325,19 @@ def search(
         )
         if expand == "section":  # the matched section, exactly, from the stored rows
             for chunk_id, match_of in matched.items():
-                found_text = sections.section_text(conn, match_of.section.id)
+                ref = match_of.section
+                document = documents.get(tuple(shown[chunk_id][:2]))
+                if document is not None:  # a host's: from the document its chunks make
+                    span = document.sections[ref.ordinal]
+                    expanded[chunk_id] = hits.Section(
+                        ref.char_start,
+                        ref.char_end,
+                        ref.heading_path,
+                        document.section_text(span),
+                        document.chunks_overlapping(span),
+                    )
+                    continue
+                found_text = sections.section_text(conn, ref.id)
                 if found_text is not None:
                     ref, text, chunks = found_text
                     expanded[chunk_id] = hits.Section(
@@ -508,31 +519,62 @@ def _rebuilt_outline(
 ) -> sections.DocumentOutline:
     """A host table's document outline, from its chunks (no sections table)."""
     document = _document(conn, table, source, rel_path)
-    # By ordinal: two sections of one heading path are two sections.
-    ids = [section_id_of(source, rel_path, span.ordinal) for span in document.sections]
     entries = []
     for span in document.sections:
-        ref = sections.SectionRef(
-            id=ids[span.ordinal],
-            ordinal=span.ordinal,
-            heading_text=span.heading_path[-1] if span.heading_path else None,
-            heading_level=span.level or None,
-            heading_path=span.heading_path,
-            breadcrumb=render_breadcrumb(span.heading_path)[0] or None,
-            char_start=span.char_start,
-            char_end=span.char_end,
-            start_line=span.start_line,
-            end_line=span.end_line,
-        )
         parent = document.parent(span)
         entries.append(
             sections.OutlineEntry(
-                ref,
-                None if parent is None else ids[parent.ordinal],
+                _rebuilt_ref(source, rel_path, span),
+                None if parent is None else section_id_of(source, rel_path, parent.ordinal),
                 chunks=document.chunks_holding(span),
             )
         )
     return sections.DocumentOutline(source, rel_path, tuple(entries))
+
+
+def _rebuilt_ref(source: str, rel_path: str, span: rebuilt.SectionSpan) -> sections.SectionRef:
+    """A rebuilt section as the sections table would name it: the same id (by
+    its ordinal: two sections of one heading path are two) and breadcrumb."""
+    return sections.SectionRef(
+        id=section_id_of(source, rel_path, span.ordinal),
+        ordinal=span.ordinal,
+        heading_text=span.heading_path[-1] if span.heading_path else None,
+        heading_level=span.level or None,
+        heading_path=span.heading_path,
+        breadcrumb=render_breadcrumb(span.heading_path)[0] or None,
+        char_start=span.char_start,
+        char_end=span.char_end,
+        start_line=span.start_line,
+        end_line=span.end_line,
+    )
+
+
+def _rebuilt_held(
+    conn: Connection,
+    table: ChunkTable,
+    shown: dict[uuid.UUID, tuple[Any, ...]],
+    documents: dict[tuple[str, str], rebuilt.Document],
+) -> dict[uuid.UUID, list[sections.Slice]]:
+    """The slices of a host table's hits (`shown`: their hits_sql rows), from
+    their documents rebuilt from their chunks (kept in `documents`)."""
+    held: dict[uuid.UUID, list[tuple[sections.SectionRef, bool, str]]] = {}
+    for chunk_id, row in shown.items():
+        source, rel_path, _, heading_path, _, _, start, end = row[:8]
+        document = documents.get((source, rel_path))
+        if document is None:
+            document = documents[(source, rel_path)] = _document(conn, table, source, rel_path)
+        governing = tuple(heading_path or ())
+        held[chunk_id] = [
+            (_rebuilt_ref(source, rel_path, span), span.heading_path == governing, part)
+            for span, part in document.held(int(start), int(end))
+        ]
+    flat = sections.slices_of(conn, [piece for pieces in held.values() for piece in pieces])
+    slices: dict[uuid.UUID, list[sections.Slice]] = {}
+    at = 0
+    for chunk_id, pieces in held.items():
+        slices[chunk_id] = flat[at : at + len(pieces)]
+        at += len(pieces)
+    return slices
 
 
 def read_section(

@@ -520,6 +520,14 @@ CROSS JOIN LATERAL (
 WHERE c.id = ANY(%(ids)s::uuid[])
 ORDER BY c.id, h.n;
 
+-- name: slice_vectors
+-- What hit_sections parses of each slice and its section's heading text, for
+-- slices made outside the sections table (a host's table), in their order.
+SELECT to_tsvector('english', regexp_replace(u.text, '</?', ' ', 'g'))::text,
+       to_tsvector('english', regexp_replace(u.heading, '</?', ' ', 'g'))::text
+FROM unnest(%(texts)s::text[], %(headings)s::text[]) WITH ORDINALITY AS u(text, heading, n)
+ORDER BY u.n;
+
 -- name: section_pieces
 -- What a section's text is rebuilt from (flow/retrieval/sections.py): the
 -- texts of its document's chunks that overlap it and the gaps of its

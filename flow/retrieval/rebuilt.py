@@ -62,16 +62,40 @@ class Document:
         before = self.sections[: section.ordinal]
         return next((s for s in reversed(before) if 0 < s.level < section.level), None)
 
-    def chunks_holding(self, section: SectionSpan) -> int:
-        """How many chunks hold the section: meet a character of its own span
-        (its heading line and body, to the next heading of any level) that is
-        not whitespace, as a chunk row's `section_ids` counts it."""
+    def own_end(self, section: SectionSpan) -> int:
+        """Where the section's own span (its heading line and body) ends: at
+        the next heading of any level."""
         following = self.sections[section.ordinal + 1 : section.ordinal + 2]
-        own_end = following[0].char_start if following else len(self.text)
+        return following[0].char_start if following else len(self.text)
+
+    def held(self, start: int, end: int) -> list[tuple[SectionSpan, str]]:
+        """The sections the text `[start, end)` holds, each with its part of
+        that text in the section's own span: those it meets a character of that
+        is not whitespace, as a chunk row's `section_ids` lists them."""
+        found = []
+        for section in self.sections:
+            if section.char_start >= end:
+                break  # in document order: the rest start later still
+            part = self.text[max(start, section.char_start) : min(end, self.own_end(section))]
+            if part.strip():
+                found.append((section, part))
+        return found
+
+    def chunks_overlapping(self, section: SectionSpan) -> int:
+        """How many chunks a whole section's text is rebuilt from."""
+        return sum(
+            1 for start, end in self.chunks if start < section.char_end and end > section.char_start
+        )
+
+    def chunks_holding(self, section: SectionSpan) -> int:
+        """How many chunks hold the section (as `held` counts it)."""
+        own_end = self.own_end(section)
         return sum(
             1
             for start, end in self.chunks
-            if self.text[max(start, section.char_start) : min(end, own_end)].strip()
+            if start < own_end
+            and end > section.char_start
+            and self.text[max(start, section.char_start) : min(end, own_end)].strip()
         )
 
 

@@ -28,6 +28,7 @@ from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.heading_index.sections import rebuild
 from mdchunks.retrieval import lexical
+from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,24 @@ def hit_slices(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, li
             Slice(_ref(section), bool(governing), str(text), text_vector, heading_vector)
         )
     return found
+
+
+def slices_of(conn: Connection, held: Sequence[tuple[SectionRef, bool, str]]) -> list[Slice]:
+    """Slices made outside the sections table (a host's table rebuilds its
+    sections from its chunks): each (section, governing, the chunk's text in
+    the section's own span), with its vectors parsed as `hit_sections` parses
+    them, in one statement."""
+    if not held:
+        return []
+    texts = [text for _, _, text in held]
+    headings = [ref.heading_text or "" for ref, _, _ in held]
+    vectors = conn.execute(QUERIES["slice_vectors"], {"texts": texts, "headings": headings})
+    return [
+        Slice(ref, governing, text, text_vector, heading_vector if ref.heading_text else None)
+        for (ref, governing, text), (text_vector, heading_vector) in zip(
+            held, vectors.fetchall(), strict=True
+        )
+    ]
 
 
 def _ref(row: Sequence[Any]) -> SectionRef:
@@ -230,16 +249,20 @@ def matched_sections(
     lexical_first: bool,
     query_vector: Sequence[float] | None = None,
     model: str | None = None,
+    held: dict[uuid.UUID, list[Slice]] | None = None,
+    table: ChunkTable = MANAGED,
 ) -> dict[uuid.UUID, MatchedSection]:
     """Each hit's matched section (the module docstring). `lexical_first`: try
     the query's BM25 terms first (bm25, hybrid); `query_vector` and `model`:
     then the nearest slice (semantic, hybrid). Chunks without section rows
-    (written before migration 0011, or no heading index) are absent."""
-    slices = hit_slices(conn, ids)
+    (written before migration 0011, or no heading index) are absent. `held`:
+    the hits' slices made elsewhere (`slices_of`; a host's `table`, whose
+    statistics BM25 counts live), instead of the sections table's."""
+    slices = hit_slices(conn, ids) if held is None else held
     undecided = {chunk: pieces for chunk, pieces in slices.items() if len(pieces) > 1}
     chosen = {chunk: pieces[0] for chunk, pieces in slices.items() if len(pieces) == 1}
     if undecided and lexical_first:
-        terms = lexical.query_terms(conn, query, source=source)
+        terms = lexical.query_terms(conn, query, source=source, table=table)
         for chunk, pieces in list(undecided.items()):
             found = best(pieces, lexical_scores(pieces, terms))
             if found is not None:

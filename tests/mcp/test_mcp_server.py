@@ -349,6 +349,20 @@ def test_a_host_table_is_searched_and_outlined(corpus: str) -> None:
     ours = mdchunks.search("kettle owls water", k=5, method="bm25", database_url=corpus)
     theirs = mdchunks.search("kettle owls water", k=5, **host)  # type: ignore[arg-type]
     assert [(h.id, round(h.rank, 9)) for h in theirs] == [(h.id, round(h.rank, 9)) for h in ours]
+    # The section a hit's match lies in, and that section whole, as over ours.
+    ask = {"k": 3, "expand": "section"}
+    ours = mdchunks.search("apt package manager", method="bm25", database_url=corpus, **ask)  # type: ignore[arg-type]
+    theirs = mdchunks.search("apt package manager", **host, **ask)  # type: ignore[arg-type]
+
+    def named(found: list[Any]) -> list[tuple[Any, ...]]:
+        return [
+            (h.id, h.matched_section and h.matched_section.section, h.section and h.section.text)
+            for h in found
+        ]
+
+    assert named(theirs) == named(ours)
+    assert theirs[0].breadcrumb == "Guide > Install > Linux" and theirs[0].matched_section.held > 1
+    assert theirs[0].section.text == GUIDE[GUIDE.index("### Linux") : GUIDE.index("## Usage")]
 
     def headings(found: list[Any]) -> list[tuple[Any, ...]]:
         (document,) = found
