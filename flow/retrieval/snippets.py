@@ -70,19 +70,38 @@ def shown(snippet: str, text: str) -> str:
     chunk's text, which ts_headline cut at its own token boundaries:
     `show]}` of `` `v-show` {#v-if-vs-v-show} ``); heading marks, heading
     anchors and emphasis markers out (code spans kept as written);
-    whitespace runs collapsed to one space for a one-line display."""
+    whitespace runs collapsed to one space for a one-line display; `…` before
+    a snippet that starts after words of the chunk, and after one that ends
+    before some, so no cut is hidden (markup alone left out is no cut)."""
     plain_text = text.translate(_CONTROL_TO_SPACE)
     fragments = snippet.replace(MASK, "<").split(FRAGMENT_DELIMITER)
-    widened = FRAGMENT_DELIMITER.join(_whole_words(f, plain_text) for f in fragments)
+    pieces = [_whole_words(f, plain_text) for f in fragments]
+    widened = FRAGMENT_DELIMITER.join(piece for piece, _, _ in pieces)
+    first_start, last_end = pieces[0][1], pieces[-1][2]
+    if first_start > 0 and _has_words(plain_text[:first_start]) and not widened.startswith("…"):
+        widened = "… " + widened
+    ends_early = 0 <= last_end < len(plain_text) and _has_words(plain_text[last_end:])
+    if ends_early and not widened.endswith("…"):
+        widened += " …"
     return " ".join(_without_markup(widened).split())
 
 
-def _whole_words(fragment: str, text: str) -> str:
-    """The fragment with the rest of the words it cuts at either end."""
+_TAG = re.compile(r"<[^<>\n]*>")
+
+
+def _has_words(text: str) -> bool:
+    """Whether `text` holds a word a reader would miss: not only whitespace,
+    tags, heading marks and anchors."""
+    return any(ch.isalnum() for ch in _ANCHOR.sub("", _TAG.sub("", _HEADING_MARKS.sub("", text))))
+
+
+def _whole_words(fragment: str, text: str) -> tuple[str, int, int]:
+    """The fragment with the rest of the words it cuts at either end, and
+    where it starts and ends in `text` (-1, -1: not found there)."""
     bare = fragment.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_STOP, "")
     at = text.find(bare) if bare.strip() else -1
     if at < 0:
-        return fragment
+        return fragment, -1, -1
     start, end = at, at + len(bare)
     while start > 0 and not text[start - 1].isspace() and at - start < MAX_WIDENING:
         start -= 1
@@ -90,7 +109,7 @@ def _whole_words(fragment: str, text: str) -> str:
         end += 1
     head = ("…" if start > 0 and not text[start - 1].isspace() else "") + text[start:at]
     tail = text[at + len(bare) : end] + ("…" if end < len(text) and not text[end].isspace() else "")
-    return head + fragment + tail
+    return head + fragment + tail, start, end
 
 
 def _without_markup(snippet: str) -> str:

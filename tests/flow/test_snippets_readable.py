@@ -21,12 +21,23 @@ def test_fragments_start_and_end_at_word_boundaries() -> None:
         f"{S}show{E}}}\n\nhere   is _Ownership_ text about **{S}rendering{E}**. Many"
         f"{FRAGMENT_DELIMITER}chunk ends where {S}rendering{E} again {S}show{E}"
     )
+    # Words of the chunk before it: a `…` says the snippet starts inside.
     assert shown(headline, TEXT) == (
-        f"here is Ownership text about {S}rendering{E}. Many"
+        f"… here is Ownership text about {S}rendering{E}. Many"
         f"{FRAGMENT_DELIMITER}chunk ends where {S}rendering{E} again {S}show{E}s."
     )
     cut = f"-{S}show{E}` {{#v-if"
-    assert shown(cut, TEXT) == f"`v-{S}show{E}`"
+    assert shown(cut, TEXT) == f"… `v-{S}show{E}` …"
+
+
+def test_a_cut_is_marked_and_markup_left_out_is_no_cut() -> None:
+    # A snippet that starts after words, or ends before some, says so with
+    # `…`; one that leaves out only an anchor tag and heading marks does not.
+    text = '<a id="rules"></a>\n\n## Ownership Rules\n\nFirst, the rules. Then more words.'
+    assert shown(f"Ownership {S}Rules{E}\n\nFirst, the rules.", text) == (
+        f"Ownership {S}Rules{E} First, the rules. …"
+    )
+    assert shown("the rules. Then more words.", text) == "… the rules. Then more words."
 
 
 def test_anchors_heading_marks_and_emphasis_go_and_code_spans_stay() -> None:
