@@ -22,7 +22,7 @@ from cocoindex.connectors import localfs, postgres
 from cocoindex.resources.file import FileLike, PatternFilePathMatcher
 from mdchunks import split_markdown  # at the top: cocoindex then knows its logic
 
-DATABASE_URL = os.environ.get("DATABASE_URL") or sys.exit("set DATABASE_URL (see above)")
+DATABASE_URL = os.environ.get("DATABASE_URL") or sys.exit("set DATABASE_URL (module docstring)")
 TABLE_NAME = "doc_chunks"
 PG_DB = coco.ContextKey[asyncpg.Pool]("word_count_db")
 DOCS = coco.ContextKey[pathlib.Path]("word_count_docs")  # file paths are relative to it

@@ -87,6 +87,7 @@ __all__ = [
     "read_section",
     "require_source",
     "search",
+    "source_exists",
     "status",
     "warm_up",
     "watch",
@@ -241,8 +242,9 @@ def search(
     (needs the embed extra and `ingest --embed`; `embed_model` names the model
     whose vectors to compare, a folder or a package as `ingest` takes it, by
     default the one the searched chunks have vectors of); `hybrid`, reciprocal-rank
-    fusion of the two; None (the default): hybrid when the searched chunks
-    have vectors, else bm25. `rank` is the method's score. `expand`:
+    fusion of the two; None (the default): hybrid when every searched source
+    has vectors (of `embed_model` when named), else bm25. Hybrid finds nothing
+    for a query of stop words only, as bm25. `rank` is the method's score. `expand`:
     `section` adds each hit's section rebuilt from its stored chunks,
     `parent` its parent chunk's row (flow/retrieval/hits.py). `table` (and
     `pg_schema`): a host's own table made by `chunk_table_sql` instead of
@@ -263,7 +265,9 @@ def search(
         if searched.managed:
             _warn_unfinished(conn, db, source)
         if method is None:
-            method = rankings.choose_method(conn, source, searched)
+            method = rankings.choose_method(conn, source, searched, model)
+        if method == "hybrid" and not lexical.keeps_terms(conn, query):
+            return []  # stop words only: no model loaded for a vector of them
         key: str | None = None
         query_vector = None
         if method != "bm25" and searched.managed:  # for the ranking and the matched sections
@@ -848,6 +852,20 @@ def _require_source(
         raise UsageError(
             f"unknown source {source!r}{what} (known sources: {', '.join(known) or 'none'})"
         )
+
+
+def source_exists(
+    source: str, *, database_url: str | None = None, data_dir: Path | None = None
+) -> bool:
+    """Whether the database knows `source` (its record, or rows of it)."""
+    db = database.resolve(database_url, data_dir, create=False)
+    _require_schema(db)
+    with database.connect(db.url) as conn:
+        try:
+            _require_source(conn, source)
+        except UsageError:
+            return False
+    return True
 
 
 def require_source(

@@ -404,6 +404,12 @@ ORDER BY q.lexeme;
 -- parses it (a query of stop words only keeps none).
 SELECT length(to_tsvector('english', regexp_replace(%(query)s, '</?', ' ', 'g'))) > 0;
 
+-- name: sources_with_rows
+-- The sources that hold chunks (one, or all), as their statistics count them
+-- (every ingest run that changed a source refreshes them).
+SELECT source FROM mdchunks_search_stats
+WHERE chunks > 0 AND (%(source)s::text IS NULL OR source = %(source)s::text);
+
 -- name: search_collection
 -- N and the total lengths of the searched chunks from the stored statistics,
 -- and whether every searched source has them (`complete`). The sources that

@@ -129,9 +129,13 @@ def section_json(section: api.SectionRead) -> dict[str, Any]:
 # The API's errors name the CLI's options and commands; an agent has these
 # tools' arguments instead. (Advice to ingest stays: the agent's user runs it.)
 _FOR_AGENTS = (
-    ("search it with --method bm25", "search it with method bm25"),
-    ("or search one --source", "or search one source"),
-    ("(`mdchunks outline --source NAME` lists a source's documents)", "(hits name rel_paths)"),
+    ("--method ", "method "),
+    ("choose one with --embed-model, or search one --source", "search one source"),
+    ("search with --embed-model naming one of those, or re-embed", "re-embed"),
+    (
+        "(`mdchunks outline --source NAME` lists a source's documents)",
+        "(search hits name documents by their rel_path)",
+    ),
     ("(`mdchunks status` lists the sources)", "(list_sources lists them)"),
 )
 
@@ -156,7 +160,8 @@ class _OneLineErrors(MCPServer[Any]):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            if not isinstance(exc.__cause__, ValidationError):
+            # Only the arguments' validation: a tool that crashed is no caller's fault.
+            if type(exc) is not ToolError or not isinstance(exc.__cause__, ValidationError):
                 raise
             problems = "; ".join(
                 f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: "

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mdchunks.db.connection import Connection
+from mdchunks.db.queries import QUERIES
 from mdchunks.errors import UsageError
 from mdchunks.retrieval import embedder, embedding, lexical, snippets
 from mdchunks.retrieval.fusion import rrf_scores
@@ -128,26 +129,23 @@ def fuse(rankings: Sequence[Sequence[Ranked]], k: int) -> list[Ranked]:
     return [Ranked(item, float(score)) for item, score in fused[:k]]
 
 
-def choose_method(conn: Connection, source: str | None, table: ChunkTable = MANAGED) -> str:
-    """The default method: hybrid when every searched source has vectors and
-    the embed extra can encode the query with their model, else bm25. (Over
-    sources of which only some have vectors, a fused ranking would put the
-    others' chunks below theirs for want of a semantic vote: BM25 ranks them
-    all alike; `method="hybrid"` fuses where there are vectors.)"""
+def choose_method(
+    conn: Connection, source: str | None, table: ChunkTable = MANAGED, model: str | None = None
+) -> str:
+    """The default method: hybrid when every searched source that has rows has
+    vectors (of `model`, when named) and the embed extra can encode the query
+    with their model, else bm25. (Over sources of which only some have
+    vectors, a fused ranking would put the others' chunks below theirs for want
+    of a semantic vote: BM25 ranks them all alike; `method="hybrid"` fuses
+    where there are vectors.)"""
     if not table.managed:
         return "bm25"
-    pairs = embedding.models_of(conn, source)
-    models = {model for _, model in pairs}
-    if not models or any(embedder.extra_problem(model) is not None for model in models):
+    pairs = [(name, key) for name, key in embedding.models_of(conn, source) if model in (None, key)]
+    models = {key for _, key in pairs}
+    if not models or any(embedder.extra_problem(key) is not None for key in models):
         return "bm25"
-    searched = {
-        str(row[0])
-        for row in conn.execute(
-            "SELECT source FROM mdchunks_sources WHERE %(source)s::text IS NULL "
-            "OR source = %(source)s::text",
-            {"source": source},
-        )
-    }
+    present = conn.execute(QUERIES["sources_with_rows"], {"source": source})
+    searched = {str(row[0]) for row in present}
     without = sorted(searched - {name for name, _ in pairs})
     if without:
         log.warning(

@@ -8,10 +8,13 @@ a gap between two chunks filled to its length with the line breaks it held,
 so offsets and line numbers are the document's; only the whitespace in such
 gaps may differ from the file). The heading index then runs over that text,
 so the outline holds every heading, also those that govern no chunk (a short
-section inside a chunk that starts before it). A section is a heading's span,
-`[heading start, section_end)`; a document's non-empty preamble is a section
-with an empty path. Ordinals count the sections in document order, the
-preamble first (docs/mcp.md); the API turns them into section ids.
+section inside a chunk that starts before it). The sections are those the
+ingest makes of the same text (heading_index/sections.py,
+`document_sections`: a section is a heading's span, `[heading start,
+section_end)`; a non-empty preamble after any front matter is a section with
+an empty path), so their ordinals, and the section ids the API makes of
+them, are those of a sections table; which sections a chunk holds is
+`sections_held`'s rule too.
 
 Documents that are not markdown (`.txt`, split with `language=None`) have no
 headings: their outline is empty and their one section is the whole text.
@@ -19,12 +22,14 @@ headings: their outline is empty and their one section is the whole text.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mdchunks.db.connection import Connection
 from mdchunks.heading_index import build_index
 from mdchunks.heading_index.chunk import LineNumbers
+from mdchunks.heading_index.sections import document_sections
 from mdchunks.retrieval.hits import Piece, stitch
 from mdchunks.retrieval.tables import ChunkTable
 
@@ -40,6 +45,7 @@ class SectionSpan:
     char_end: int  # section_end: the next heading of its level or shallower
     start_line: int  # 1-based, the heading's line
     end_line: int  # the section's last line
+    body_end: int = -1  # where its own span ends: the next heading of any level
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,20 +71,21 @@ class Document:
     def own_end(self, section: SectionSpan) -> int:
         """Where the section's own span (its heading line and body) ends: at
         the next heading of any level."""
-        following = self.sections[section.ordinal + 1 : section.ordinal + 2]
-        return following[0].char_start if following else len(self.text)
+        return section.body_end if section.body_end >= 0 else len(self.text)
 
     def held(self, start: int, end: int) -> list[tuple[SectionSpan, str]]:
         """The sections the text `[start, end)` holds, each with its part of
-        that text in the section's own span: those it meets a character of that
-        is not whitespace, as a chunk row's `section_ids` lists them."""
+        that text in the section's own span (`sections_held`: those it meets a
+        character of that is not whitespace, as a chunk row's `section_ids`)."""
+        starts = [section.char_start for section in self.sections]
         found = []
-        for section in self.sections:
-            if section.char_start >= end:
-                break  # in document order: the rest start later still
+        at = max(bisect_right(starts, start) - 1, 0)
+        while at < len(self.sections) and self.sections[at].char_start < end:
+            section = self.sections[at]
             part = self.text[max(start, section.char_start) : min(end, self.own_end(section))]
-            if part.strip():
+            if part and not part.isspace():
                 found.append((section, part))
+            at += 1
         return found
 
     def chunks_overlapping(self, section: SectionSpan) -> int:
@@ -122,24 +129,23 @@ def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) ->
 def spans(text: str, rel_path: str) -> tuple[SectionSpan, ...]:
     """The sections of a document's text (see the module docstring)."""
     lines = LineNumbers(text)
-    markdown = rel_path.lower().endswith(MARKDOWN_SUFFIXES)
-    headings = build_index(text).headings if markdown else ()
-    found: list[SectionSpan] = []
-    preamble_end = headings[0].start if headings else len(text)
-    if text[:preamble_end].strip():
-        found.append(SectionSpan(0, 0, (), 0, preamble_end, *lines.span(0, preamble_end)))
-    for heading in headings:
-        found.append(
-            SectionSpan(
-                len(found),
-                heading.level,
-                heading.path,
-                heading.start,
-                heading.section_end,
-                *lines.span(heading.start, heading.section_end),
-            )
+    if not rel_path.lower().endswith(MARKDOWN_SUFFIXES):  # no headings: the text, whole
+        if not text.strip():
+            return ()
+        return (SectionSpan(0, 0, (), 0, len(text), *lines.span(0, len(text)), len(text)),)
+    return tuple(
+        SectionSpan(
+            section.ordinal,
+            section.heading_level or 0,
+            section.heading_path,
+            section.start,
+            section.end,
+            section.start_line,
+            section.end_line,
+            section.body_end,
         )
-    return tuple(found)
+        for section in document_sections(text, build_index(text), lines=lines)
+    )
 
 
 def find(sections: Sequence[SectionSpan], heading_path: Sequence[str]) -> SectionSpan | None:

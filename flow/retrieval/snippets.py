@@ -86,7 +86,8 @@ def shown(snippet: str, text: str) -> str:
     return " ".join(_without_markup(widened).split())
 
 
-_TAG = re.compile(r"<[^<>\n]*>")
+# A tag or comment (over lines too), not an autolink (`<https://...>`: text).
+_TAG = re.compile(r"<(?![a-zA-Z][a-zA-Z0-9+.-]*:)[^<>]*>")
 
 
 def _has_words(text: str) -> bool:

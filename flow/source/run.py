@@ -44,6 +44,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import shlex
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -153,11 +154,12 @@ def ingest(
             # search hit of the folder would then come twice.
             log.warning(
                 "the folder %s is already source %s; this run makes a second copy of its rows "
-                "as source %r (--source %s updates the first instead)",
+                "as source %r (--source %s updates %s instead)",
                 root_path,
                 ", ".join(repr(name) for name in others),
                 source,
-                others[0],
+                shlex.quote(others[0]),
+                "that one" if len(others) == 1 else "the first",
             )
         chosen = (
             settings.Settings(recipe, remembered=False, changed=())

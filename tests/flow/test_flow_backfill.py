@@ -175,6 +175,6 @@ def test_a_folder_made_a_second_source_is_said_so(run_cli: RunCli, docs: Path) -
     assert second.code == 0, second.err
     assert second.err.strip() == (
         f"warning: the folder {docs.resolve()} is already source 'mine'; this run makes a "
-        "second copy of its rows as source 'docs' (--source mine updates the first instead)"
+        "second copy of its rows as source 'docs' (--source mine updates that one instead)"
     )
     assert run_cli("ingest", str(docs)).err == ""  # once: 'docs' is known now

@@ -38,6 +38,11 @@ def test_a_cut_is_marked_and_markup_left_out_is_no_cut() -> None:
         f"Ownership {S}Rules{E} First, the rules. …"
     )
     assert shown("the rules. Then more words.", text) == "… the rules. Then more words."
+    # A comment over two lines is markup too; an autolink before is text.
+    commented = "<!-- a note\nover lines -->\n\nFirst words. More."
+    assert shown("First words.", commented) == "First words. …"
+    linked = "<https://example.com/a>\n\nFirst words."
+    assert shown("First words.", linked) == "… First words."
 
 
 def test_anchors_heading_marks_and_emphasis_go_and_code_spans_stay() -> None:

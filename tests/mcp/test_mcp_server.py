@@ -188,7 +188,8 @@ def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
             assert errors[8].startswith("bad arguments to search: method: input should be "), errors
             assert errors[9] == "bad arguments to outline: source: field required", errors[9]
             # The API's advice in this server's terms, not the CLI's.
-            assert errors[6].endswith("(hits name rel_paths)") and "mdchunks" not in errors[6]
+            assert errors[6].endswith("(search hits name documents by their rel_path)")
+            assert "mdchunks" not in errors[6]
             assert (await _call(session, "list_sources"))["sources"]
 
     asyncio.run(scenario())
@@ -437,6 +438,10 @@ def test_a_host_tables_outline_is_the_stored_one(tmp_path: Path, database_url: s
         for n in ("one", "two")
     )
     (root / "calls.md").write_text("Before the title.\n\n# API\n\n" + parts)
+    # Front matter is no preamble: the ordinals (so the ids) must agree still.
+    front = "---\ntitle: Front\n---\n\n"
+    (root / "front.md").write_text(front + "# Front\n\nText.\n\n## Part\n\nMore.\n")
+    (root / "front-and-text.md").write_text(front + "A preamble.\n\n# F\n\nText.\n")
     mdchunks.ingest(root, source="api", database_url=database_url, data_dir=tmp_path / "d")
     _copy_into_a_host_table(database_url)
     host = {"table": "pages", "pg_schema": "host", "database_url": database_url}
@@ -461,3 +466,9 @@ def test_a_host_tables_outline_is_the_stored_one(tmp_path: Path, database_url: s
 
     assert tree(rebuilt.sections) == tree(stored.sections)
     assert sum(e.chunks for e in stored.sections) > len(stored.sections)  # some held twice
+    expected = {"front.md": [("Front",), ("Front", "Part")], "front-and-text.md": [(), ("F",)]}
+    for name, paths in expected.items():
+        (rebuilt,) = mdchunks.outline(name, source="api", **host)  # type: ignore[arg-type]
+        (stored,) = mdchunks.outline(name, source="api", database_url=database_url)
+        assert [e.section.heading_path for e in stored.sections] == paths
+        assert tree(rebuilt.sections) == tree(stored.sections), name
