@@ -100,6 +100,7 @@ def test_control_characters_of_the_text_cannot_forge_highlights_or_tags(
 
     (hit,) = mdchunks.search("zebra", k=1, database_url=database_url, data_dir=data_dir)
 
-    assert hit.plain_snippet == "before x fake zebra after"
+    # (`…`: the heading's word before the fragment is not shown.)
+    assert hit.plain_snippet == "… before x fake zebra after"
     marked = f"{HIGHLIGHT_START}zebra{HIGHLIGHT_STOP}"
-    assert hit.snippet == f"before x fake {marked} after"
+    assert hit.snippet == f"… before x fake {marked} after"

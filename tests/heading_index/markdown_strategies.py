@@ -122,6 +122,11 @@ ANY_TEXT = st.text(
 
 # A cell: text, empty, whitespace only, escaped pipes, code holding a pipe.
 TABLE_CELLS = st.sampled_from(["a", "b c", "", " ", "   ", "\\|", "x \\| y", "`|`", "**b**"])
+# A header's cells: no code holding a pipe, which GFM splits (`| a | `|` |` has
+# three cells): such a header with more cells than its delimiter row is no
+# table, and its "rows" then meet a known divergence of tree-sitter-markdown's
+# error recovery (test_traps.py, the strict xfail of a pipe line after prose).
+HEADER_CELLS = st.sampled_from(["a", "b c", "", " ", "   ", "\\|", "x \\| y", "**b**"])
 
 
 @st.composite
@@ -141,7 +146,7 @@ def table_row(draw: st.DrawFn, columns: int) -> str:
 @st.composite
 def pipe_table(draw: st.DrawFn) -> str:
     columns = draw(st.integers(1, 3))
-    header = "| " + " | ".join(draw(st.lists(TABLE_CELLS, min_size=columns, max_size=columns)))
+    header = "| " + " | ".join(draw(st.lists(HEADER_CELLS, min_size=columns, max_size=columns)))
     delimiter = "|".join(draw(st.sampled_from(["---", ":-:", "-", "--:"])) for _ in range(columns))
     rows = draw(st.lists(table_row(columns), max_size=6))
     return "\n".join([header + " |", f"|{delimiter}|", *rows])

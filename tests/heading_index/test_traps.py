@@ -158,6 +158,17 @@ def test_a_broken_table_hides_no_heading_and_invents_none() -> None:
     assert headings(text) == [(2, "Next"), (1, "Last")]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known divergence: after a paragraph line, tree-sitter-markdown 0.5's error "
+    "recovery takes `| a |` and `|  |` for a table's header and delimiter row (it "
+    "invents the missing `-`), ending the paragraph; in GFM `|  |` is no delimiter row, "
+    "so the lines go on the paragraph that `=` makes a setext heading",
+)
+def test_a_pipe_line_after_prose_with_no_delimiter_row_breaks_no_setext_heading() -> None:
+    assert headings("para\n| a |\n|  |\nalpha\n=\n") == [(1, "para | a | | | alpha")]
+
+
 def test_headings_after_containers_close() -> None:
     text = "> quote\n\n# After quote\n- item\n\n## After list\n"
     assert headings(text) == [(1, "After quote"), (2, "After list")]
