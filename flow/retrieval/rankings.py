@@ -186,9 +186,10 @@ def rank(
             f"--method {method} compares stored vectors, and a host's table "
             f"({table.shown}) has none: search it with --method bm25"
         )
-    if method == "hybrid" and not lexical.keeps_terms(conn, query):
+    if method == "hybrid" and query_vector is None and not lexical.keeps_terms(conn, query):
         # Stop words only: what a vector of them is near is noise, not an
-        # answer (an explicit semantic search still reads them).
+        # answer (an explicit semantic search still reads them). A caller that
+        # brings the query's vector has checked it (api.search, before encoding).
         return []
     key = embedding.search_model(conn, source, model)
     if query_vector is None:

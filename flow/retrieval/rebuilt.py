@@ -56,6 +56,8 @@ class Document:
     lines: int
     sections: tuple[SectionSpan, ...]
     chunks: tuple[tuple[int, int], ...] = ()  # each stored chunk's [char_start, char_end)
+    # The sections' starts, in order (for `held`'s bisect; one list a document).
+    starts: tuple[int, ...] = ()
 
     def section_text(self, section: SectionSpan) -> str:
         return self.text[section.char_start : section.char_end]
@@ -77,9 +79,8 @@ class Document:
         """The sections the text `[start, end)` holds, each with its part of
         that text in the section's own span (`sections_held`: those it meets a
         character of that is not whitespace, as a chunk row's `section_ids`)."""
-        starts = [section.char_start for section in self.sections]
         found = []
-        at = max(bisect_right(starts, start) - 1, 0)
+        at = max(bisect_right(self.starts, start) - 1, 0)
         while at < len(self.sections) and self.sections[at].char_start < end:
             section = self.sections[at]
             part = self.text[max(start, section.char_start) : min(end, self.own_end(section))]
@@ -118,11 +119,13 @@ def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) ->
         return None
     # From offset 0 and line 1: blank lines the first chunk does not hold count too.
     _, _, text = stitch([Piece(-1, 0, 0, "", 1), *pieces])
+    found = spans(text, rel_path)
     return Document(
         text,
         LineNumbers(text).of(max(len(text) - 1, 0)),
-        spans(text, rel_path),
+        found,
         tuple((piece.char_start, piece.char_end) for piece in pieces),
+        tuple(section.char_start for section in found),
     )
 
 
