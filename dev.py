@@ -83,7 +83,15 @@ def run(argv: list[str], cwd: Path = ROOT) -> int:
     at the terminal reaches the child from the terminal itself (it is in the
     terminal's foreground group), so it is not sent twice; dev.py waits for
     the child rather than leaving it behind."""
-    child = subprocess.Popen(argv, cwd=cwd, env=_environment())
+    # A shell starts a background job with Ctrl-C ignored, and a child keeps
+    # what its parent ignores: the child gets Ctrl-C's default back, or the
+    # SIGINT sent below would be lost on it.
+    child = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=_environment(),
+        preexec_fn=None if os.name == "nt" else _default_interrupt,
+    )
 
     def interrupt(signum: int, frame: object) -> None:
         if signum == signal.SIGINT and _in_the_foreground():
@@ -100,6 +108,10 @@ def run(argv: list[str], cwd: Path = ROOT) -> int:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _default_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _in_the_foreground() -> bool:

@@ -100,8 +100,9 @@ WHERE d.source = %(source)s
   );
 
 -- name: reconcile_failed_chunks
--- Chunk rows of documents whose processing raised this run: cocoindex keeps
--- the old rows of a failed component; a failed document keeps none.
+-- Chunk rows of documents whose processing raised this run: a failed
+-- component writes nothing, so its old rows are still there; a failed
+-- document keeps none.
 DELETE FROM content_chunks
 WHERE source = %(source)s
   AND rel_path = ANY(%(failed)s::text[]);
@@ -110,7 +111,8 @@ WHERE source = %(source)s
 -- Every chunk row must be declared by its document's row: same recipe, no
 -- error, position below the document's chunk count. Anything else (other
 -- recipes, documents that are gone or failed, extra positions of a document
--- that shrank while the engine state was lost) goes.
+-- that shrank) goes. Of every document, or (a live watch, after each change)
+-- only of `rel_paths`.
 --
 -- Written as one primary-key look-up per chunk row (a scalar subquery, never
 -- flattened into a join), so its cost is linear whatever the statistics say:
@@ -121,6 +123,7 @@ WHERE source = %(source)s
 -- document row (coalesce to 0) deletes every chunk row of the document.
 DELETE FROM content_chunks c
 WHERE c.source = %(source)s
+  AND (%(rel_paths)s::text[] IS NULL OR c.rel_path = ANY(%(rel_paths)s::text[]))
   AND (
       c.recipe <> %(recipe)s
       OR c.position >= coalesce((
@@ -159,8 +162,55 @@ WHERE s.source = %(source)s
       ), 0)
   );
 
+-- name: write_chunks
+-- Chunk rows of processed documents (flow/source/writes.py), many documents
+-- in one statement: a JSON array of row objects, written from the run's
+-- ledger rather than as a cocoindex target (the module says why). A row that
+-- already says the same is left alone: it keeps its xmin (the run's count of
+-- rows written) and its vector (content_chunk_embeddings, by id). The
+-- trigger sets the search columns of the rows proposed.
+INSERT INTO content_chunks AS c
+    (id, source, rel_path, position, char_start, char_end, text, heading_text,
+     heading_level, heading_path, parent_chunk_id, breadcrumb, table_header, recipe,
+     start_line, end_line, section_ids)
+SELECT r.id, r.source, r.rel_path, r.position, r.char_start, r.char_end, r.text,
+       r.heading_text, r.heading_level, r.heading_path, r.parent_chunk_id, r.breadcrumb,
+       r.table_header, r.recipe, r.start_line, r.end_line, r.section_ids
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
+    id uuid, source text, rel_path text, position integer, char_start integer,
+    char_end integer, text text, heading_text text, heading_level smallint,
+    heading_path text[], parent_chunk_id uuid, breadcrumb text, table_header text,
+    recipe text, start_line integer, end_line integer, section_ids uuid[]
+)
+ON CONFLICT (id) DO UPDATE
+SET source = excluded.source,
+    rel_path = excluded.rel_path,
+    position = excluded.position,
+    char_start = excluded.char_start,
+    char_end = excluded.char_end,
+    text = excluded.text,
+    heading_text = excluded.heading_text,
+    heading_level = excluded.heading_level,
+    heading_path = excluded.heading_path,
+    parent_chunk_id = excluded.parent_chunk_id,
+    breadcrumb = excluded.breadcrumb,
+    table_header = excluded.table_header,
+    recipe = excluded.recipe,
+    start_line = excluded.start_line,
+    end_line = excluded.end_line,
+    section_ids = excluded.section_ids
+WHERE (c.source, c.rel_path, c.position, c.char_start, c.char_end, c.text, c.heading_text,
+       c.heading_level, c.heading_path, c.parent_chunk_id, c.breadcrumb, c.table_header,
+       c.recipe, c.start_line, c.end_line, c.section_ids)
+      IS DISTINCT FROM
+      (excluded.source, excluded.rel_path, excluded.position, excluded.char_start,
+       excluded.char_end, excluded.text, excluded.heading_text, excluded.heading_level,
+       excluded.heading_path, excluded.parent_chunk_id, excluded.breadcrumb,
+       excluded.table_header, excluded.recipe, excluded.start_line, excluded.end_line,
+       excluded.section_ids);
+
 -- name: write_sections
--- Section rows of processed documents (flow/source/sections.py), many
+-- Section rows of processed documents (flow/source/writes.py), many
 -- documents in one statement: a JSON array of row objects. Written from the
 -- run's ledger, as the document rows are, rather than as a second cocoindex
 -- target (docs/sections.md says why). A row that already says the same is
@@ -201,6 +251,12 @@ SET source = excluded.source,
     gap_texts = excluded.gap_texts,
     recipe = excluded.recipe
 WHERE (s.*) IS DISTINCT FROM (excluded.*);
+
+-- name: forget_chunks
+-- Live mode: the chunk rows of documents that are gone.
+DELETE FROM content_chunks
+WHERE source = %(source)s
+  AND rel_path = ANY(%(rel_paths)s::text[]);
 
 -- name: forget_sections
 -- Live mode: the section rows of documents that are gone.
@@ -687,3 +743,20 @@ ALTER SYSTEM SET wal_recycle = 'off';
 
 -- name: reload_settings
 SELECT pg_reload_conf();
+
+-- name: chunk_rows_total
+-- Every source's chunk rows: the GIN index below is the whole table's.
+SELECT count(*) FROM content_chunks;
+
+-- name: search_index_rebuild
+-- After a run that wrote most of the table (flow/retrieval/lexical.py,
+-- rebuild_index): the search vectors' GIN index in one pass.
+REINDEX INDEX content_chunks_search_vector_idx;
+
+-- name: own_catalogs
+-- The connected database's own catalog tables (not those all databases
+-- share), for flow/db/database.py compact_catalogs.
+SELECT c.relname
+FROM pg_catalog.pg_class c
+WHERE c.relnamespace = 'pg_catalog'::regnamespace AND c.relkind = 'r' AND NOT c.relisshared
+ORDER BY c.oid;

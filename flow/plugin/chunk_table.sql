@@ -34,7 +34,6 @@ CREATE TABLE {table} (
     table_header    text,
     section_ids     uuid[]   NOT NULL DEFAULT '{{}}',
 
-    CONSTRAINT "{prefix}_document_position_key" UNIQUE (source, rel_path, position),
     CONSTRAINT "{prefix}_position_check" CHECK (position >= 0),
     CONSTRAINT "{prefix}_span_check" CHECK (char_start >= 0 AND char_end >= char_start),
     CONSTRAINT "{prefix}_heading_level_check" CHECK (heading_level BETWEEN 1 AND 6),
@@ -55,6 +54,9 @@ CREATE TRIGGER "{prefix}_chunk_columns"
 CREATE INDEX "{prefix}_parent_chunk_id_idx"
     ON {table} (parent_chunk_id) WHERE parent_chunk_id IS NOT NULL;
 CREATE INDEX "{prefix}_source_recipe_idx" ON {table} (source, recipe);
+-- A document's rows (migration 0016): the pair, deduplicated; an id is uuid5
+-- of (source, rel_path, position), so the primary key keeps them unique.
+CREATE INDEX "{prefix}_document_idx" ON {table} (source, rel_path);
 -- A pending list of 1 MB, not 4: the pages a flushed list leaves free stay in
 -- the index's file (migration 0014 measured it half the size).
 CREATE INDEX "{prefix}_search_vector_idx" ON {table} USING gin (search_vector)

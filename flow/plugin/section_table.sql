@@ -27,7 +27,6 @@ CREATE TABLE {table} (
     gap_texts         text[]   NOT NULL DEFAULT '{{}}',
     recipe            text     NOT NULL,
 
-    CONSTRAINT "{prefix}_document_ordinal_key" UNIQUE (source, rel_path, ordinal),
     CONSTRAINT "{prefix}_ordinal_check" CHECK (ordinal >= 0),
     CONSTRAINT "{prefix}_span_check" CHECK (
         char_start >= 0 AND heading_end >= char_start AND body_end >= heading_end
@@ -50,3 +49,5 @@ CREATE TABLE {table} (
 );
 
 CREATE INDEX "{prefix}_source_recipe_idx" ON {table} (source, recipe);
+-- A document's sections (migration 0016), as for chunks.
+CREATE INDEX "{prefix}_document_idx" ON {table} (source, rel_path);

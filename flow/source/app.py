@@ -1,5 +1,5 @@
-"""The cocoindex app: a source folder -> `content_chunks` rows (and `content_sections`
-rows, written from the run's ledger: flow/source/sections.py).
+"""The cocoindex app: a source folder -> `content_chunks` and `content_sections`
+rows, written from the run's ledger (flow/source/writes.py).
 
 Read top to bottom: settings, context keys, lifespan, row types, the leaf
 function (one document's text -> its rows), the memoized per-document
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import asyncpg
 import cocoindex as coco
-from cocoindex.connectors import localfs, postgres
+from cocoindex.connectors import localfs
 from cocoindex.resources.file import FileLike
 from mdchunks.db import database
 from mdchunks.db.database import redact, scrub
@@ -44,15 +44,13 @@ from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import DocumentContent, DocumentProblem, read_document
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
-    CHUNKS_TABLE,
     ChunkRow,
     SectionIds,
     SectionRow,
     chunk_rows,
     section_rows,
 )
-from mdchunks.plugin.target import mount_chunk_table
-from mdchunks.source import sections as section_writes
+from mdchunks.source import writes
 from mdchunks.source.bounded import DocumentLimits, run_in_child
 from mdchunks.source.files import (
     DocumentFile,
@@ -168,7 +166,7 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
 
 def _read_chunk_and_hash(
     data: bytes, *, source: str, rel_path: str, recipe: Recipe
-) -> tuple[DocumentContent, ChunkedDocument, str, str]:
+) -> tuple[DocumentContent, ChunkedDocument, str, writes.Encoded]:
     # Reading runs in the worker thread too: a converted document (HTML, DOCX,
     # PDF) is parsed there, under the quarantine's guard, as the splitter runs
     # (lxml is native code; pypdf is slow on some files). The hash too runs off
@@ -182,13 +180,13 @@ def _read_chunk_and_hash(
         content,
         chunked,
         hashlib.sha256(data).hexdigest(),
-        section_writes.encode(chunked.sections),
+        writes.Encoded.of(chunked.rows, chunked.sections),
     )
 
 
 def _read_chunk_and_hash_in_child(
     data: bytes, *, source: str, rel_path: str, recipe: Recipe, limits: DocumentLimits
-) -> tuple[DocumentContent, ChunkedDocument, str, str]:
+) -> tuple[DocumentContent, ChunkedDocument, str, writes.Encoded]:
     # A memo keeps the logic of the `@coco.fn`s its function called; the
     # child's calls are unseen here, so the same function is called on an
     # empty text (microseconds): a new chunk_document still re-runs this one.
@@ -209,9 +207,8 @@ async def process_document(
     file: FileLike[Path],
     source: str,
     recipe: Recipe,
-    chunks: postgres.TableTarget[ChunkRow],
 ) -> None:
-    """One document -> its chunk rows, and its outcome and section rows in the run's ledger.
+    """One document -> its outcome, chunk rows and section rows in the run's ledger.
 
     Memoized on the file (mtime, then content fingerprint) and on every
     argument: `recipe` is one, so a changed recipe re-processes every document.
@@ -224,7 +221,7 @@ async def process_document(
     error: str | None = None
     chunked = ChunkedDocument()
     content: DocumentContent | None = None
-    encoded = ""
+    encoded = writes.NOTHING
     try:
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
@@ -254,14 +251,11 @@ async def process_document(
         error = str(problem)
         content_hash = hashlib.sha256(data).hexdigest()
     rows = chunked.rows
-    for row in rows:
-        chunks.declare_row(row=row)
     # The document's own row (mdchunks_documents) is written from the ledger
-    # after the engine is done, in one statement for the whole run: declared
-    # here as a second target, it cost cocoindex as much as the chunk rows on
-    # corpora of small pages (15% of an ingest of tldr) and kept a second
-    # tracked row per document in the engine's memory. Its section rows too,
-    # in batches (flow/source/sections.py), for the same reason.
+    # after the engine is done, in one statement for the whole run; its chunk
+    # and section rows in batches as the run goes (flow/source/writes.py):
+    # as cocoindex targets, each row was a record in the engine's state, and
+    # each target as much time again per document.
     run.record(
         Processed(
             rel_path=rel_path,
@@ -277,29 +271,30 @@ async def process_document(
         ),
         encoded,
     )
-    if not run.live and not run.writing_sections and run.pending_rows >= section_writes.BATCH_ROWS:
+    if not run.live and not run.writing and run.pending_rows >= writes.BATCH_ROWS:
         # A watch writes them at each change it reports, in order (two
         # batches in flight could land an older version of a document last).
-        await _write_section_batch(run)
+        await _write_batch(run)
     if isinstance(file, DocumentFile):
         file.forget_content()
 
 
-async def _write_section_batch(run: RunLedger) -> None:
-    """Write the section rows waiting in the ledger. A failed write (the
+async def _write_batch(run: RunLedger) -> None:
+    """Write the rows waiting in the ledger. A failed write (the
     database lost mid-run: the run's watchdog reports that and stops it) raises
     nothing in this document's component, where the engine would log it with a
     backtrace: the rows stay pending, for the reconciliation to write."""
-    batch = run.section_batch()
-    run.writing_sections = True
+    batch = run.batch()
+    run.writing = True
     try:
-        await section_writes.write_batch(coco.use_context(DB), list(batch.values()))
+        refused = await writes.write_batch(coco.use_context(DB), batch)
     except Exception as exc:
-        log.debug("section rows left for the reconciliation: %s", exc)
+        log.debug("rows left for the reconciliation: %s", exc)
     else:
         run.written(batch)
+        run.refused(refused)
     finally:
-        run.writing_sections = False
+        run.writing = False
 
 
 # -- app ------------------------------------------------------------------------------------
@@ -307,7 +302,6 @@ async def _write_section_batch(run: RunLedger) -> None:
 
 @coco.fn
 async def app_main(source: str, recipe: Recipe) -> None:
-    chunks = await mount_chunk_table(DB, CHUNKS_TABLE)  # the plugin face's target
     run = coco.use_context(RUN)
     keys: dict[str, str] = {}  # the last part of a component's path -> its rel_path
 
@@ -347,7 +341,7 @@ async def app_main(source: str, recipe: Recipe) -> None:
             for entry in run.listing.entries
         )
     async with coco.exception_handler(record_failure):
-        await coco.mount_each(process_document, items, source, recipe, chunks)
+        await coco.mount_each(process_document, items, source, recipe)
 
 
 def build_app(

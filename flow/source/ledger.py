@@ -5,17 +5,19 @@ memo hit records nothing: that is how "unchanged" is known); the app's
 exception handler records documents whose processing raised. After the
 engine is done, the reconciliation writes each processed document's row from
 it (flow/source/reconcile.py), and the report reads it. It also holds the
-section rows of processed documents until they are written
-(flow/source/sections.py).
+chunk and section rows of processed documents until they are written
+(flow/source/writes.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from mdchunks.source.bounded import DocumentLimits
 from mdchunks.source.listing import Listing
 from mdchunks.source.quarantine import Quarantine
+from mdchunks.source.writes import Encoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +51,12 @@ class RunLedger:
     # The sum of the processed documents' sizes, kept as they are recorded: the
     # progress line reads it while the engine runs, and never iterates the dict.
     processed_bytes: int = 0
-    # Section rows not written yet: rel_path -> its rows, encoded (a document
-    # processed again replaces its earlier rows), and how many rows that is.
-    pending_sections: dict[str, str] = field(default_factory=dict)
+    # Rows not written yet: rel_path -> its chunk and section rows, encoded (a
+    # document processed again replaces its earlier rows), and how many rows
+    # that is in all.
+    pending: dict[str, Encoded] = field(default_factory=dict)
     pending_rows: int = 0
-    _pending_counts: dict[str, int] = field(default_factory=dict)
-    writing_sections: bool = False  # a batch write is in flight (one at a time)
+    writing: bool = False  # a batch write is in flight (one at a time)
     # Large documents being chunked in a child process now: rel_path -> bytes
     # (for the progress line; written and read on the engine's event loop).
     in_flight: dict[str, int] = field(default_factory=dict)
@@ -65,48 +67,59 @@ class RunLedger:
             return None
         return max(self.in_flight.items(), key=lambda item: (item[1], item[0]))
 
-    def record(self, outcome: Processed, sections: str | None = None) -> None:
-        """`outcome`, and its document's section rows to write (`sections.encode`;
-        None: none to write, as for an outcome copied from a run that wrote them)."""
+    def record(self, outcome: Processed, rows: Encoded | None = None) -> None:
+        """`outcome`, and its document's rows to write (None: none to write, as
+        for an outcome copied from a run that wrote them)."""
         earlier = self.processed.get(outcome.rel_path)
         self.processed_bytes += outcome.size_bytes - (earlier.size_bytes if earlier else 0)
         self.processed[outcome.rel_path] = outcome
-        self._drop_sections(outcome.rel_path)
-        if sections is None:
+        self._drop_rows(outcome.rel_path)
+        if rows is None:
             return
-        self.pending_sections[outcome.rel_path] = sections
-        self._pending_counts[outcome.rel_path] = outcome.sections
-        self.pending_rows += outcome.sections
+        self.pending[outcome.rel_path] = rows
+        self.pending_rows += rows.rows
 
     def record_raised(self, rel_path: str, cause: str) -> None:
         self.raised[rel_path] = cause
-        self._drop_sections(rel_path)
+        self._drop_rows(rel_path)
         earlier = self.processed.pop(rel_path, None)
         if earlier is not None:
             self.processed_bytes -= earlier.size_bytes
 
-    def take_sections(self) -> list[str]:
-        """The section rows waiting to be written (encoded), now the caller's."""
-        taken = list(self.pending_sections.values())
-        self.pending_sections = {}
-        self._pending_counts = {}
+    def take_rows(self) -> dict[str, Encoded]:
+        """The rows waiting to be written (rel_path -> rows), now the caller's."""
+        taken = self.pending
+        self.pending = {}
         self.pending_rows = 0
         return taken
 
-    def section_batch(self) -> dict[str, str]:
-        """The section rows waiting now, still pending until `written`."""
-        return dict(self.pending_sections)
+    def refused(self, causes: dict[str, str]) -> None:
+        """The database refused these documents' rows (rel_path -> cause): each
+        fails as a document whose bytes are the problem does, on its document
+        row, with no rows, reported again until its file or the recipe changes."""
+        for rel_path, cause in causes.items():
+            self._drop_rows(rel_path)
+            outcome = self.processed.get(rel_path)
+            if outcome is not None:
+                self.processed[rel_path] = dataclasses.replace(
+                    outcome, error=cause, chunks=0, sections=0, merges=0, breadcrumb_truncations=0
+                )
 
-    def written(self, batch: dict[str, str]) -> None:
-        """`batch` (from `section_batch`) is in the table: its rows are no longer
+    def batch(self) -> dict[str, Encoded]:
+        """The rows waiting now, still pending until `written`."""
+        return dict(self.pending)
+
+    def written(self, batch: dict[str, Encoded]) -> None:
+        """`batch` (from `batch`) is in the tables: its rows are no longer
         pending, but for documents recorded again meanwhile (their newer rows are)."""
         for rel_path, rows in batch.items():
-            if self.pending_sections.get(rel_path) is rows:
-                self._drop_sections(rel_path)
+            if self.pending.get(rel_path) is rows:
+                self._drop_rows(rel_path)
 
-    def _drop_sections(self, rel_path: str) -> None:
-        self.pending_sections.pop(rel_path, None)
-        self.pending_rows -= self._pending_counts.pop(rel_path, 0)
+    def _drop_rows(self, rel_path: str) -> None:
+        dropped = self.pending.pop(rel_path, None)
+        if dropped is not None:
+            self.pending_rows -= dropped.rows
 
     @property
     def merges(self) -> int:

@@ -1,23 +1,23 @@
 """After each run, the source's rows equal exactly what the run declared.
 
-cocoindex keeps the chunk rows current as long as its engine state matches
-the database. This step, in one transaction on the connection that holds the
-source's lock, first writes the row of every document the run processed
-(`mdchunks_documents`, from the run's ledger) and the section rows the
-ledger still holds (`content_sections`; the rest were written in batches as
-the engine ran, flow/source/sections.py), then removes what cocoindex cannot
-know about:
+cocoindex's memo says which documents a run processes; their rows are
+ours to write. This step, in one transaction on the connection that holds
+the source's lock, first writes the row of every document the run processed
+(`mdchunks_documents`, from the run's ledger) and the chunk and section rows
+the ledger still holds (the rest were written in batches as the engine ran,
+flow/source/writes.py), then removes every row no document row declares:
 
 - document rows of documents not in this run's listing, or of another recipe
   (left by lost engine state or a crash);
-- chunk rows of documents whose processing raised this run (cocoindex keeps
-  a failed component's old rows; a failed document keeps none);
+- chunk rows of documents whose processing raised this run (a failed
+  component writes nothing, its old rows are still there; a failed document
+  keeps none);
 - every chunk row not declared by its document's row: another recipe, a
   document that is gone or failed, a position at or beyond the document's
-  chunk count (a document that shrank while the state was lost);
+  chunk count (a document that shrank): this is what deletes the rows of
+  documents that are gone or shrank;
 - the same for section rows, by their ordinal and the document row's
-  section count: as cocoindex does not write them, this is also what deletes
-  the sections of documents that are gone or shrank.
+  section count.
 
 How a document's rows are known even when cocoindex skipped it as unchanged:
 its `mdchunks_documents` row, written when it was last processed, says how
@@ -26,15 +26,13 @@ every present document's rows are; no file is re-read and no memo is
 consulted. On a no-op run of the 7,425-file tldr corpus this is an insert of
 nothing, three DELETEs that find nothing and one check query.
 
-Why the document rows are written here and not declared to cocoindex next to
-the chunk rows: a second target costs the engine about as much per document
-as the chunk rows do (15% of an ingest of small pages) and a tracked row per
-document in memory. The price is a window: the engine commits a document's
-chunk rows before this step writes its document row. A run killed in between
-would leave document rows that describe the previous version of the file; so
-every run marks the source's engine state untrusted before the engine starts
-and trusted again only after this step (flow/api.py `_trust_state`): the run
-after a crash re-processes every document.
+Why the rows are written by us and not declared to cocoindex as targets:
+flow/source/writes.py. The price is a window: the engine commits a
+document's memo before its rows and its document row are written. A run
+killed in between would leave memos of rows never written; so every run
+marks the source's engine state untrusted before the engine starts and
+trusted again only after this step (flow/source/state.py): the run after a
+crash re-processes every document.
 
 Then a check: every listed document that did not fail must have its document
 row and all its chunk rows. It can only fail when the database was changed
@@ -51,13 +49,14 @@ temporary table, so a run needs no right beyond DML on the tables.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
-from mdchunks.source import sections as section_writes
+from mdchunks.source import writes
 from mdchunks.source.ledger import Processed
 
 _XID_MODULUS = 2**32
@@ -74,6 +73,7 @@ class Reconciled:
     documents_deleted: int
     chunks_deleted: int
     missing: tuple[str, ...]  # listed documents still missing rows
+    refused: dict[str, str]  # rel_path -> cause: the database refused its rows
 
 
 def begin(conn: Connection, source: str) -> RunWindow:
@@ -110,9 +110,11 @@ def reconcile(
     mounted: list[str],
     raised: list[str],
     processed: Iterable[Processed],
-    sections: Sequence[str] = (),
+    rows: Mapping[str, writes.Encoded] | None = None,
 ) -> Reconciled:
-    """`sections`: the section rows the run has not written yet (`sections.encode`)."""
+    """`rows`: the chunk and section rows the run has not written yet
+    (rel_path -> rows). A document whose rows the database refuses fails
+    alone (`Reconciled.refused`): its document row keeps the cause."""
     params = {
         "source": source,
         "recipe": recipe,
@@ -121,15 +123,30 @@ def reconcile(
         "rel_paths": None,  # reconcile_sections: every document's
     }
     with conn.transaction():
-        record_documents(conn, source=source, recipe=recipe, processed=processed)
-        section_writes.write(conn, sections)
+        refused = writes.write(conn, rows or {})
+        outcomes = [
+            o
+            if o.rel_path not in refused
+            else dataclasses.replace(
+                o,
+                error=refused[o.rel_path],
+                chunks=0,
+                sections=0,
+                merges=0,
+                breadcrumb_truncations=0,
+            )
+            for o in processed
+        ]
+        record_documents(conn, source=source, recipe=recipe, processed=outcomes)
         documents = conn.execute(QUERIES["reconcile_documents"], params).rowcount
         chunks = conn.execute(QUERIES["reconcile_failed_chunks"], params).rowcount
         chunks += conn.execute(QUERIES["reconcile_chunks"], params).rowcount
         conn.execute(QUERIES["reconcile_failed_sections"], params)
         conn.execute(QUERIES["reconcile_sections"], params)
     missing = tuple(row[0] for row in conn.execute(QUERIES["documents_missing_rows"], params))
-    return Reconciled(documents_deleted=documents, chunks_deleted=chunks, missing=missing)
+    return Reconciled(
+        documents_deleted=documents, chunks_deleted=chunks, missing=missing, refused=refused
+    )
 
 
 def record_documents(
@@ -159,8 +176,8 @@ def record_documents(
 
 
 def forget_gone_documents(conn: Connection, source: str, root: Path) -> int:
-    """Live mode: delete the document rows and section rows of files no longer
-    under `root` (cocoindex deleted their chunk rows itself)."""
+    """Live mode: delete the document rows, chunk rows and section rows of
+    files no longer under `root`."""
     rel_paths = [
         str(row[0])
         for row in conn.execute(
@@ -170,7 +187,7 @@ def forget_gone_documents(conn: Connection, source: str, root: Path) -> int:
     gone = [rel for rel in rel_paths if not (root / rel).is_file()]
     if not gone:
         return 0
-    section_writes.forget(conn, source=source, rel_paths=gone)
+    writes.forget(conn, source=source, rel_paths=gone)
     return conn.execute(
         "DELETE FROM mdchunks_documents WHERE source = %s AND rel_path = ANY(%s)", [source, gone]
     ).rowcount

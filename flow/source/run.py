@@ -63,10 +63,10 @@ from mdchunks.source import (
     lock,
     quarantine,
     reconcile,
-    sections,
     settings,
     space,
     state,
+    writes,
 )
 from mdchunks.source.bounded import DEFAULT_LIMITS, DocumentLimits
 from mdchunks.source.ledger import Processed, RunLedger
@@ -223,8 +223,11 @@ def ingest(
         # the next one its rows to count (a trusted state writes none).
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
-        if written or deleted or not lexical.has_stats(conn, source):
+        # A run after one that did not finish may find its rows written
+        # already (rows that say the same are left alone), not its statistics.
+        if written or deleted or state_reset or not lexical.has_stats(conn, source):
             lexical.refresh_stats(conn, source)
+        lexical.rebuild_index(conn, written)
         # 8. trusted again
         state.stamp(conn, source, state_dir)
         # 9. vectors follow the reconciled chunks (embed off: the source's go);
@@ -238,6 +241,8 @@ def ingest(
         )
         # 10. what the run wrote is in the tables (the migrations' too): the
         # WAL it filled goes
+        if migrated.applied:
+            database.compact_catalogs(conn, db)
         if written or deleted or vectors.written or vectors.deleted or migrated.applied:
             database.settle_wal(conn, db)
         recorded = reconcile.recorded_failures(conn, source)
@@ -320,8 +325,9 @@ def _process_and_reconcile(
         mounted=found.rel_paths,
         raised=list(ledger.raised),
         processed=ledger.processed.values(),
-        sections=ledger.take_sections(),
+        rows=ledger.take_rows(),
     )
+    ledger.refused(result.refused)
     healed = False
     if result.missing and not full_reprocess:
         healed = True
@@ -342,8 +348,9 @@ def _process_and_reconcile(
             mounted=found.rel_paths,
             raised=list(ledger.raised),
             processed=heal_ledger.processed.values(),
-            sections=heal_ledger.take_sections(),
+            rows=heal_ledger.take_rows(),
         )
+        ledger.refused(result.refused)
     if result.missing:
         shown = ", ".join(result.missing[:5]) + (" …" if len(result.missing) > 5 else "")
         raise MdchunksError(
@@ -371,10 +378,9 @@ def watch(
     SIGTERM (in the main thread; `on_stop` is called in the signal handler).
 
     Run `ingest` first (the CLI's `--live` does): it catches up and reconciles;
-    from then on cocoindex's live walk processes each change as it happens
-    (its engine state is current, so it keeps the chunk rows exact by
-    itself). The document rows of what it processed are written at each change
-    it reports, and those of deleted files removed; the source's state is
+    from then on cocoindex's live walk processes each change as it happens.
+    The rows of what it processed (document, chunk and section rows) are
+    written at each change it reports, and those of deleted files removed; the source's state is
     trusted again only when the watch ends cleanly (`state.distrust`). A disk
     it writes that is nearly full stops it with `DiskFull`, the source left
     unfinished (flow/source/space.py). `max_doc_bytes`: None, as the source's
@@ -394,6 +400,7 @@ def watch(
             max_doc_bytes=max_doc_bytes, follow_outside_links=None
         )
         state_dir = state.state_dir_for(db, conn, source)
+        state.drop_older_layout(state_dir)
         # As in `ingest`: a disk nearly full refuses the watch before it marks
         # anything, one that fills under it stops it (flow/source/space.py).
         disks = space.watched(state_dir, db.pgdata)
@@ -411,15 +418,17 @@ def watch(
         deletions = [0]  # files the engine has deleted so far
 
         def write_documents(*, forget_gone: bool) -> None:
-            fresh = [o for rel, o in ledger.processed.items() if written.get(rel) is not o]
             with conn.transaction():
+                # Their chunk and section rows first (a document whose rows
+                # the database refuses fails alone, on its document row), then
+                # their document rows, then the rows those no longer declare
+                # (a document that shrank).
+                ledger.refused(writes.write(conn, ledger.take_rows()))
+                fresh = [o for rel, o in ledger.processed.items() if written.get(rel) is not o]
                 reconcile.record_documents(
                     conn, source=source, recipe=recipe.fingerprint(), processed=fresh
                 )
-                # Their section rows, then those their document rows no longer
-                # declare (a document that shrank; cocoindex does not write them).
-                sections.write(conn, ledger.take_sections())
-                sections.prune(
+                writes.prune(
                     conn,
                     source=source,
                     recipe=recipe.fingerprint(),

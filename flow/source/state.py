@@ -29,6 +29,25 @@ def state_dir_for(db: database.Database, conn: Connection, source: str) -> Path:
 
 STATE_TOKEN_FILE = "mdchunks-state-token"
 RUN_IN_PROGRESS = "running:"  # a token no state dir carries: the run did not finish
+# What the state is a state of. Before "2", the chunk rows were cocoindex
+# targets, and the engine kept a record of each: opened by this version, it
+# would delete the rows its documents no longer declare to it.
+STATE_LAYOUT_FILE = "mdchunks-state-layout"
+STATE_LAYOUT = "2: rows written by mdchunks (flow/source/writes.py)"
+
+
+def drop_older_layout(state_dir: Path) -> None:
+    """Delete a state of an older layout: the run starts from an empty state,
+    as a first run does (every document processed once; rows that say the
+    same are not rewritten, flow/source/writes.py)."""
+    if not state_dir.exists():
+        return
+    try:
+        layout = (state_dir / STATE_LAYOUT_FILE).read_text().strip()
+    except FileNotFoundError:
+        layout = ""
+    if layout != STATE_LAYOUT:
+        shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def trust(conn: Connection, source: str, state_dir: Path) -> bool:
@@ -42,7 +61,8 @@ def trust(conn: Connection, source: str, state_dir: Path) -> bool:
     the other run's rows forever. So each successful run writes a new random
     token to the source's row and next to its state; when the two differ, the
     state is deleted and this run processes every document (a first run after
-    an upgrade has neither, and keeps its state). A run replaces the token with
+    an upgrade has neither, and keeps its state, unless it is of an older
+    layout: `drop_older_layout`). A run replaces the token with
     an in-progress mark before its engine starts (`distrust`), so the
     run after a crash finds the mark and processes every document."""
     path = state_dir / STATE_TOKEN_FILE
@@ -51,6 +71,7 @@ def trust(conn: Connection, source: str, state_dir: Path) -> bool:
     except FileNotFoundError:
         in_state = None
     if catalog.state_token(conn, source) == in_state:
+        drop_older_layout(state_dir)
         return True
     shutil.rmtree(state_dir, ignore_errors=True)
     return False
@@ -72,6 +93,7 @@ def stamp(conn: Connection, source: str, state_dir: Path) -> None:
     staged = state_dir / f"{STATE_TOKEN_FILE}.new"
     staged.write_text(token + "\n")
     staged.replace(state_dir / STATE_TOKEN_FILE)
+    (state_dir / STATE_LAYOUT_FILE).write_text(STATE_LAYOUT + "\n")
     catalog.set_state_token(conn, source, token)
 
 

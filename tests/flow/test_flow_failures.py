@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import Ingest, RunCli
-from flow_checks import assert_rows_match_files, fetch, rows_by_document
+from flow_checks import assert_rows_match_files, documents_on_disk, fetch, rows_by_document
+from mdchunks import Recipe
+from mdchunks.source import writes
 
 OWNERSHIP = "ch04-01-what-is-ownership.md"
 
@@ -96,3 +99,43 @@ def test_the_cli_lists_failures_and_exits_non_zero(run_cli: RunCli, docs: Path) 
 
     again = run_cli("ingest", str(docs), "--source", "docs")
     assert again.code == 1 and "latin1.md" in again.err
+
+
+def _refused_page() -> str:
+    # One chunk whose search vector PostgreSQL refuses (over 1 MB of lexemes).
+    paragraphs = (
+        "\n".join(" ".join(f"w{i:06d}{j:03d}q{k}" for j in range(10)) for k in range(10))
+        for i in range(700)
+    )
+    return "# Big\n\n" + "\n\n".join(paragraphs) + "\n"
+
+
+@pytest.mark.parametrize("batch_rows", [1, 100_000], ids=["as-the-engine-runs", "at-the-end"])
+def test_a_document_whose_rows_the_database_refuses_fails_alone(
+    ingest: Ingest,
+    docs: Path,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    batch_rows: int,
+) -> None:
+    # Rows are written in batches while the engine runs, or by the
+    # reconciliation (flow/source/writes.py): either way the refused document
+    # fails alone, with the database's cause, and the batch's others land.
+    monkeypatch.setattr(writes, "BATCH_ROWS", batch_rows)
+    (docs / "big.md").write_text(_refused_page())
+    recipe = Recipe(chunk_size=2_000_000, min_chunk_size=1_000_000)
+
+    report = ingest(docs, recipe=recipe)
+
+    cause = _failures(report)["big.md"]
+    assert cause.startswith("the database refused its rows: string is too long for tsvector")
+    assert set(_failures(report)) == {"big.md"}
+    assert set(rows_by_document(database_url)) == documents_on_disk(docs) - {"big.md"}
+    # Reported again from its document row while it stays as it is.
+    big = docs / "big.md"
+    again = ingest(docs, recipe=recipe)
+    assert set(_failures(again)) == {"big.md"} and again.processed == 0
+    big.write_text("# Big\n\nNow small.\n")
+    fixed = ingest(docs, recipe=recipe)
+    assert fixed.ok and fixed.processed == 1
+    assert_rows_match_files(database_url, docs, recipe=recipe)

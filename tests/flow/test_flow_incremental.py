@@ -8,9 +8,13 @@ from pathlib import Path
 
 import mdchunks
 import psycopg
+import pytest
 from conftest import Ingest
 from flow_checks import assert_rows_match_files, fetch, rows_by_document, xmins
 from mdchunks import Recipe
+from mdchunks.db import migrate
+from mdchunks.retrieval import lexical
+from mdchunks.source import state
 
 OWNERSHIP = "ch04-01-what-is-ownership.md"
 STRINGS = "ch08-02-strings.md"
@@ -190,3 +194,51 @@ def test_rows_deleted_behind_the_engines_back_are_restored(
     assert_rows_match_files(database_url, docs)
     again = ingest(docs)
     assert not again.healed and again.processed == 0
+
+
+def test_an_engine_state_of_the_older_layout_is_started_afresh_and_rewrites_no_row(
+    ingest: Ingest, docs: Path, database_url: str, data_dir: Path
+) -> None:
+    # Before layout 2 the engine kept a record of every chunk row it wrote
+    # (flow/source/state.py): such a state is not opened, the run starts as a
+    # first run does, and rows that say the same are left as they are.
+    ingest(docs)
+    before = xmins(database_url)
+    (layout,) = (data_dir / "state").glob(f"*/{state.STATE_LAYOUT_FILE}")
+    layout.unlink()  # as an older mdchunks left its state
+
+    report = ingest(docs)
+
+    assert report.processed == 8 and report.unchanged == 0 and not report.state_reset
+    assert xmins(database_url) == before  # no row rewritten
+    assert layout.read_text().strip() == state.STATE_LAYOUT
+    assert_rows_match_files(database_url, docs)
+    assert ingest(docs).processed == 0
+
+
+def _search_index_file(database_url: str) -> int:
+    (row,) = fetch(
+        database_url,
+        "SELECT relfilenode FROM pg_class WHERE relname = 'content_chunks_search_vector_idx'",
+    )
+    return int(row["relfilenode"])
+
+
+def test_a_run_that_writes_most_of_the_table_rebuilds_its_search_index(
+    ingest: Ingest, docs: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rust-book sample is small: its rows count as "many" here.
+    monkeypatch.setattr(lexical, "REBUILD_MIN_ROWS", 10)
+    migrate.apply(database_url)
+    made = _search_index_file(database_url)
+    ingest(docs)  # a first ingest: every row written
+    rebuilt = _search_index_file(database_url)
+    assert rebuilt != made
+    strings = docs / STRINGS
+    strings.write_text(strings.read_text() + "\nOne more line.\n")
+    ingest(docs)  # one document's rows: the index stays as it is
+    assert _search_index_file(database_url) == rebuilt
+    smaller = Recipe(chunk_size=1000, min_chunk_size=400, chunk_overlap=0)
+    ingest(docs, recipe=smaller)  # a backfill writes them all again
+    assert _search_index_file(database_url) != rebuilt
+    assert_rows_match_files(database_url, docs, recipe=smaller)

@@ -14,11 +14,12 @@ import mdchunks
 import psycopg
 import pytest
 from conftest import Ingest, RunCli
+from flow_checks import assert_rows_match_files
 from mdchunks import Recipe
 from mdchunks.heading_index.chunkers import CHUNKERS
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.rows import section_rows
-from mdchunks.source import sections as section_writes
+from mdchunks.source import writes
 
 SECTION_COLUMNS = (
     "id, source, rel_path, ordinal, heading_text, heading_level, heading_path, breadcrumb, "
@@ -108,20 +109,22 @@ def test_section_rows_follow_edits_deletions_backfills_and_drop(
     assert stored_sections(database_url) == []
 
 
-def test_section_rows_written_in_many_batches_as_the_engine_runs(
+def test_rows_written_in_many_batches_as_the_engine_runs(
     ingest: Ingest, docs: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Batches of a few rows: most are written while the engine runs, over its
     # pool, the rest by the reconciliation; the same rows either way.
-    monkeypatch.setattr(section_writes, "BATCH_ROWS", 7)
+    monkeypatch.setattr(writes, "BATCH_ROWS", 7)
     assert ingest(docs).ok
     assert stored_sections(database_url) == expected_sections(docs, Recipe())
+    assert_rows_match_files(database_url, docs)
     strings = docs / "ch08-02-strings.md"
     strings.write_text("# Strings\n\nOnly this now.\n", encoding="utf-8")
     (docs / "appendix" / "appendix-02-operators.md").unlink()
     (docs / "ch99-new.md").write_text("# New\n\nA page.\n\n## Its part\n\nText.\n")
     assert ingest(docs).ok
     assert stored_sections(database_url) == expected_sections(docs, Recipe())
+    assert_rows_match_files(database_url, docs)
 
 
 def test_section_rows_deleted_behind_the_engines_back_come_back(

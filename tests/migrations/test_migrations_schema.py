@@ -99,13 +99,16 @@ def test_the_design_column_names_and_constraints_are_in_place(database_url: str)
             )
     assert {
         "content_chunks_pkey",
-        "content_chunks_document_position_key",
         "content_chunks_headings_together_check",
         "content_chunks_heading_level_check",
         "content_chunks_span_check",
         "content_chunks_position_check",
     } <= checks
-    assert {"content_chunks_parent_chunk_id_idx", "content_chunks_search_vector_idx"} <= indexes
+    assert {
+        "content_chunks_parent_chunk_id_idx",
+        "content_chunks_search_vector_idx",
+        "content_chunks_document_idx",  # migration 0016: a document's rows, deduplicated
+    } <= indexes
 
 
 def test_migrating_twice_is_a_no_op(database_url: str) -> None:

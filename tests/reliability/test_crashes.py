@@ -451,12 +451,15 @@ def test_a_migration_lock_left_by_a_killed_run_does_not_block_the_next(
 def test_a_run_stopped_after_the_engine_wrote_before_the_document_rows(
     database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The engine commits a document's chunk rows before the run writes its
-    document row (flow/source/reconcile.py). A run stopped in between (here: the
-    write raises, as a kill would stop it) leaves a document row that counts
-    the old chunks. The next run must not trust the memo of the grown file,
-    or the reconciliation would delete its new chunks as extra positions."""
-    from mdchunks.source import reconcile
+    """A document's chunk rows are written in batches while the engine runs,
+    before the run writes its document row (flow/source/reconcile.py). A run
+    stopped in between (here: the write raises, as a kill would stop it)
+    leaves a document row that counts the old chunks. The next run must not
+    trust the memo of the grown file, or the reconciliation would delete its
+    new chunks as extra positions."""
+    from mdchunks.source import reconcile, writes
+
+    monkeypatch.setattr(writes, "BATCH_ROWS", 1)  # each document's rows as it is done
 
     root = tmp_path / "docs"
     root.mkdir()
@@ -488,7 +491,7 @@ def test_a_run_stopped_after_the_engine_wrote_before_the_document_rows(
     [(grown,)] = query(
         database_url, "SELECT count(*) FROM content_chunks WHERE rel_path = 'page.md'"
     )
-    assert grown > 1  # the engine did write the grown document's chunks
+    assert grown > 1  # the run did write the grown document's chunks
 
     again = ingest()
     rows = query(
