@@ -580,7 +580,10 @@ def compact_catalogs(conn: Connection, db: Database) -> None:
     left alone: VACUUM FULL locks each catalog while it runs."""
     if db.embedded:
         for (name,) in conn.execute(QUERIES["own_catalogs"]).fetchall():
-            conn.execute(f"VACUUM FULL pg_catalog.{connection.quote_ident(str(name))}")
+            # Only smaller done: a catalog another session holds (a deadlock
+            # with it) is left as it is.
+            with contextlib.suppress(asyncpg.exceptions.DeadlockDetectedError):
+                conn.execute(f"VACUUM FULL pg_catalog.{connection.quote_ident(str(name))}")
 
 
 def settle_wal(conn: Connection, db: Database) -> None:

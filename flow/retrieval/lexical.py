@@ -143,7 +143,8 @@ def rebuild_index(conn: Connection, written: int) -> bool:
     A plain REINDEX: rolled back whole if the run is killed (a concurrent
     one would leave an invalid index behind); searches wait for it. It
     needs the table's owner: a role with DML rights only keeps the index
-    as it is. Returns whether it was rebuilt."""
+    as it is, and so does a server that refuses it (a lock or statement
+    timeout of yours): it is only smaller rebuilt. Returns whether it was."""
     if written < REBUILD_MIN_ROWS:
         return False
     row = conn.execute(QUERIES["chunk_rows_total"]).fetchone()
@@ -151,7 +152,12 @@ def rebuild_index(conn: Connection, written: int) -> bool:
         return False
     try:
         conn.execute(QUERIES["search_index_rebuild"])
-    except asyncpg.exceptions.InsufficientPrivilegeError:
+    except (
+        asyncpg.exceptions.InsufficientPrivilegeError,
+        asyncpg.exceptions.LockNotAvailableError,
+        asyncpg.exceptions.QueryCanceledError,
+        asyncpg.exceptions.DeadlockDetectedError,
+    ):
         return False
     return True
 

@@ -71,8 +71,8 @@ APP_NAME = "mdchunks"
 POOL_MAX_SIZE = 8
 
 # -- context keys ---------------------------------------------------------------
-# Their names are global per process and part of the targets' identity in the
-# engine state (the table target is keyed by the pool's key name): never rename.
+# Their names are global per process and part of the engine state's identity
+# (memos, and before layout 2 the table target, flow/source/state.py): never rename.
 
 DB = coco.ContextKey[asyncpg.Pool]("mdchunks_db")
 ROOT = coco.ContextKey[Path]("mdchunks_root")  # file paths (and memo keys) are relative to it

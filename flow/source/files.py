@@ -47,10 +47,9 @@ class DocumentFile(localfs.File):
 
     A read that fails does not raise: `failure` says why and the content is
     empty, so `process_document` records the failure for the document row and
-    declares no chunk rows, and cocoindex deletes the document's old rows itself (a
-    raised error would keep them, and deleting them behind its back would make
-    it skip rewriting them when the file comes back unchanged). The outcome is
-    never trusted again: the next run reads the file anew whatever its mtime.
+    no rows, and the reconciliation deletes the document's old rows. The
+    outcome is never trusted again: the next run reads the file anew whatever
+    its mtime.
     """
 
     def __init__(

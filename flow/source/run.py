@@ -18,22 +18,23 @@ An ingest takes these phases, in this order (each a line of `ingest`):
 
 Failures (docs/reliability.md), and why each is handled where it is:
 - found by the walk (over the size limit, unreadable, broken symlink,
-  symlink loop): the document is not handed to cocoindex at all, so cocoindex
-  deletes its old rows and forgets it; checked again on every run;
+  symlink loop): the document is not handed to cocoindex at all, so it has
+  no document row and the reconciliation deletes its old rows; checked again
+  on every run;
 - a problem of the bytes (invalid UTF-8 with its byte offset, a NUL byte):
-  the per-document function declares no chunk rows and a document row with
-  the error, and returns normally. cocoindex then deletes the old rows itself
-  and memoizes the outcome, so the error is re-reported from the document
-  row on every run until the file (or the recipe) changes; no re-read.
-  (Raising instead would keep the old rows: cocoindex keeps a failing
-  component's rows, and would retry the same bytes forever.)
+  the per-document function records no rows and a document row with the
+  error, and returns normally. The reconciliation then deletes the old rows
+  and cocoindex memoizes the outcome, so the error is re-reported from the
+  document row on every run until the file (or the recipe) changes; no
+  re-read. (Raising instead would retry the same bytes forever.) Rows the
+  database refuses end the same way (flow/source/writes.py);
 - a file that cannot be read when the engine reads it (vanished, replaced by
   a folder or a FIFO, grown past the limit since the walk): declared the same
   way (flow/source/files.py's DocumentFile), but never trusted as unchanged: the
   next run reads the file again.
-- anything that raises (a bug): cocoindex keeps the old rows and retries next
-  run; the app's exception handler records it and the reconciliation deletes
-  its chunk rows.
+- anything that raises (a bug): nothing is memoized, so the next run retries
+  it; the app's exception handler records it and the reconciliation deletes
+  its rows.
 Every failure is in `IngestReport.failures` (path and cause); the CLI lists
 them and exits 1.
 """
@@ -243,7 +244,14 @@ def ingest(
         # WAL it filled goes
         if migrated.applied:
             database.compact_catalogs(conn, db)
-        if written or deleted or vectors.written or vectors.deleted or migrated.applied:
+        if (
+            written
+            or deleted
+            or state_reset
+            or vectors.written
+            or vectors.deleted
+            or migrated.applied
+        ):
             database.settle_wal(conn, db)
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
@@ -400,7 +408,9 @@ def watch(
             max_doc_bytes=max_doc_bytes, follow_outside_links=None
         )
         state_dir = state.state_dir_for(db, conn, source)
-        state.drop_older_layout(state_dir)
+        # As in `ingest`: a state that did not make the source's rows (a run
+        # killed before it wrote them, another data dir) starts afresh.
+        state.trust(conn, source, state_dir)
         # As in `ingest`: a disk nearly full refuses the watch before it marks
         # anything, one that fills under it stops it (flow/source/space.py).
         disks = space.watched(state_dir, db.pgdata)

@@ -29,25 +29,12 @@ def state_dir_for(db: database.Database, conn: Connection, source: str) -> Path:
 
 STATE_TOKEN_FILE = "mdchunks-state-token"
 RUN_IN_PROGRESS = "running:"  # a token no state dir carries: the run did not finish
-# What the state is a state of. Before "2", the chunk rows were cocoindex
-# targets, and the engine kept a record of each: opened by this version, it
-# would delete the rows its documents no longer declare to it.
-STATE_LAYOUT_FILE = "mdchunks-state-layout"
+# What the state is a state of: the token file's second line. Before "2",
+# the chunk rows were cocoindex targets and the engine kept a record of each:
+# opened by this version, it would delete the rows its documents no longer
+# declare to it. A release before "2" that stamps the state writes its token
+# alone, so a state it made is never taken for one of this layout.
 STATE_LAYOUT = "2: rows written by mdchunks (flow/source/writes.py)"
-
-
-def drop_older_layout(state_dir: Path) -> None:
-    """Delete a state of an older layout: the run starts from an empty state,
-    as a first run does (every document processed once; rows that say the
-    same are not rewritten, flow/source/writes.py)."""
-    if not state_dir.exists():
-        return
-    try:
-        layout = (state_dir / STATE_LAYOUT_FILE).read_text().strip()
-    except FileNotFoundError:
-        layout = ""
-    if layout != STATE_LAYOUT:
-        shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def trust(conn: Connection, source: str, state_dir: Path) -> bool:
@@ -61,17 +48,23 @@ def trust(conn: Connection, source: str, state_dir: Path) -> bool:
     the other run's rows forever. So each successful run writes a new random
     token to the source's row and next to its state; when the two differ, the
     state is deleted and this run processes every document (a first run after
-    an upgrade has neither, and keeps its state, unless it is of an older
-    layout: `drop_older_layout`). A run replaces the token with
+    an upgrade has neither; a state of an older layout, `STATE_LAYOUT`, is
+    started afresh all the same). A run replaces the token with
     an in-progress mark before its engine starts (`distrust`), so the
     run after a crash finds the mark and processes every document."""
     path = state_dir / STATE_TOKEN_FILE
     try:
-        in_state: str | None = path.read_text().strip() or None
+        lines = path.read_text().splitlines()
     except FileNotFoundError:
-        in_state = None
+        lines = []
+    in_state = lines[0].strip() or None if lines else None
+    layout = lines[1].strip() if len(lines) > 1 else ""
     if catalog.state_token(conn, source) == in_state:
-        drop_older_layout(state_dir)
+        if layout != STATE_LAYOUT:
+            # An older layout (or a state with no token yet): started afresh,
+            # as a first run is (every document processed once; rows that say
+            # the same are not rewritten, flow/source/writes.py).
+            shutil.rmtree(state_dir, ignore_errors=True)
         return True
     shutil.rmtree(state_dir, ignore_errors=True)
     return False
@@ -79,8 +72,8 @@ def trust(conn: Connection, source: str, state_dir: Path) -> bool:
 
 def distrust(conn: Connection, source: str) -> None:
     """Before the engine starts: until `stamp`, the source's engine state
-    is not trusted. The engine commits a document's chunk rows before the run
-    writes its document row (flow/source/reconcile.py); a run killed in between leaves
+    is not trusted. The engine commits a document's memo before the run
+    writes its rows and its document row (flow/source/reconcile.py); a run killed in between leaves
     this mark, and the next run starts from an empty state, re-processing every
     document, instead of trusting memos whose document rows were never written."""
     catalog.set_state_token(conn, source, f"{RUN_IN_PROGRESS}{uuid.uuid4().hex}")
@@ -91,9 +84,8 @@ def stamp(conn: Connection, source: str, state_dir: Path) -> None:
     token = uuid.uuid4().hex
     state_dir.mkdir(parents=True, exist_ok=True)
     staged = state_dir / f"{STATE_TOKEN_FILE}.new"
-    staged.write_text(token + "\n")
+    staged.write_text(f"{token}\n{STATE_LAYOUT}\n")
     staged.replace(state_dir / STATE_TOKEN_FILE)
-    (state_dir / STATE_LAYOUT_FILE).write_text(STATE_LAYOUT + "\n")
     catalog.set_state_token(conn, source, token)
 
 

@@ -129,14 +129,16 @@ def _statements(documents: Sequence[Encoded]) -> list[tuple[str, dict[str, str]]
 # What the database says of a document's rows themselves (a value too long
 # for a search vector, a constraint): that document fails, alone. Anything
 # else (the connection lost, a full disk) is the run's.
+# A text with a lone surrogate (no UTF-8 can hold it) is refused on the way.
 REFUSALS = (
     asyncpg.exceptions.DataError,
     asyncpg.exceptions.IntegrityConstraintViolationError,
     asyncpg.exceptions.ProgramLimitExceededError,
+    UnicodeEncodeError,
 )
 
 
-def refusal(exc: asyncpg.PostgresError) -> str:
+def refusal(exc: Exception) -> str:
     """A document's failure when the database refused its rows, in one line."""
     return f"the database refused its rows: {' '.join(str(exc).split())}"
 

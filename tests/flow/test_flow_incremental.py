@@ -204,14 +204,16 @@ def test_an_engine_state_of_the_older_layout_is_started_afresh_and_rewrites_no_r
     # first run does, and rows that say the same are left as they are.
     ingest(docs)
     before = xmins(database_url)
-    (layout,) = (data_dir / "state").glob(f"*/{state.STATE_LAYOUT_FILE}")
-    layout.unlink()  # as an older mdchunks left its state
+    (token_file,) = (data_dir / "state").glob(f"*/{state.STATE_TOKEN_FILE}")
+    token, layout = token_file.read_text().splitlines()
+    assert layout == state.STATE_LAYOUT
+    token_file.write_text(token + "\n")  # as an older mdchunks stamps its state
 
     report = ingest(docs)
 
     assert report.processed == 8 and report.unchanged == 0 and not report.state_reset
     assert xmins(database_url) == before  # no row rewritten
-    assert layout.read_text().strip() == state.STATE_LAYOUT
+    assert token_file.read_text().splitlines()[1] == state.STATE_LAYOUT
     assert_rows_match_files(database_url, docs)
     assert ingest(docs).processed == 0
 

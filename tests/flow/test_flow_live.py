@@ -1,5 +1,5 @@
 """`mdchunks ingest --live`: after catching up, changes are ingested as they
-happen (chunk rows by cocoindex's live walk, document rows by the watch), and
+happen (found by cocoindex's live walk, their rows written by the watch), and
 a watch stopped with Ctrl-C leaves a state the next ingest trusts."""
 
 from __future__ import annotations
