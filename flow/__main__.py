@@ -18,7 +18,10 @@ from typing import NoReturn
 
 def main(argv: list[str] | None = None) -> NoReturn:
     os.environ["COCOINDEX_DISABLE_USAGE_TRACKING"] = "1"
-    os.environ.setdefault("RUST_LOG", "error")
+    # Not even errors of cancelling a task whose event loop is closed: a run
+    # stopped by a lost database leaves the engine such tasks, and the one
+    # line that says what happened is the command's own.
+    os.environ.setdefault("RUST_LOG", "error,cocoindex_py_utils::future=off")
     # The imports make some hundred thousand objects that live as long as the
     # process: collecting while they are made finds nothing to free, and every
     # later full collection would walk them all again. So no collection during

@@ -169,12 +169,19 @@ class Connection:
     def transaction(self) -> Iterator[None]:
         """A transaction (inside another one: a savepoint), committed when the
         block ends, rolled back when it raises."""
-        transaction = self._raw.transaction()
+        try:
+            transaction = self._raw.transaction()
+        except _MAYBE_LOSSES as exc:  # asyncpg checks the connection here, unwrapped
+            if self.closed:
+                raise ConnectionLost(exc) from exc
+            raise
         self._run(transaction.start())
         try:
             yield
         except BaseException:
-            with contextlib.suppress(*Error):
+            # What went wrong is the error raised in the block, not a rollback
+            # that fails after it (on a connection the server closed).
+            with contextlib.suppress(*Error, *_MAYBE_LOSSES):
                 self._run(transaction.rollback())
             raise
         self._run(transaction.commit())
