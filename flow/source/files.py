@@ -20,6 +20,7 @@ import cocoindex as coco
 from cocoindex.connectors import localfs
 from mdchunks.source.bounded import DocumentOverLimit
 from mdchunks.source.listing import FileStat
+from mdchunks.source.writes import refusal
 
 
 class DocumentTooLarge(Exception):
@@ -265,7 +266,7 @@ def one_line(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, asyncpg.PostgresError):
-        return f"the database refused its rows: {' '.join(str(exc).split())}"
+        return refusal(exc)
     if isinstance(exc, (DocumentTooLarge, DocumentReplaced, DocumentOverLimit)):
         return str(exc)
     if isinstance(exc, FileNotFoundError):

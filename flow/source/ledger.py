@@ -35,6 +35,13 @@ class Processed:
     source_format: str = "markdown"
     import_note: str | None = None
 
+    def refused(self, cause: str) -> Processed:
+        """This outcome when the database refused the document's rows: a
+        failure on its document row, with no rows (flow/source/writes.py)."""
+        return dataclasses.replace(
+            self, error=cause, chunks=0, sections=0, merges=0, breadcrumb_truncations=0
+        )
+
 
 @dataclass(slots=True)
 class RunLedger:
@@ -101,9 +108,7 @@ class RunLedger:
             self._drop_rows(rel_path)
             outcome = self.processed.get(rel_path)
             if outcome is not None:
-                self.processed[rel_path] = dataclasses.replace(
-                    outcome, error=cause, chunks=0, sections=0, merges=0, breadcrumb_truncations=0
-                )
+                self.processed[rel_path] = outcome.refused(cause)
 
     def batch(self) -> dict[str, Encoded]:
         """The rows waiting now, still pending until `written`."""

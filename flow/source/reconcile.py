@@ -49,7 +49,6 @@ temporary table, so a run needs no right beyond DML on the tables.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,17 +124,7 @@ def reconcile(
     with conn.transaction():
         refused = writes.write(conn, rows or {})
         outcomes = [
-            o
-            if o.rel_path not in refused
-            else dataclasses.replace(
-                o,
-                error=refused[o.rel_path],
-                chunks=0,
-                sections=0,
-                merges=0,
-                breadcrumb_truncations=0,
-            )
-            for o in processed
+            o.refused(refused[o.rel_path]) if o.rel_path in refused else o for o in processed
         ]
         record_documents(conn, source=source, recipe=recipe, processed=outcomes)
         documents = conn.execute(QUERIES["reconcile_documents"], params).rowcount
