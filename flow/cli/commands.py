@@ -998,6 +998,12 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
             "(another data dir ingested it since, or a restore); every document was "
             "processed afresh"
         )
+    elif report.state_upgraded:
+        out.print(
+            "  [yellow]note:[/yellow] this release keeps its engine state in a new layout; "
+            "every document was processed once more (rows that say the same were not "
+            "rewritten)"
+        )
     if report.failures:
         count = len(report.failures)
         some = (" or was skipped" if count == 1 else " or were skipped") if report.skipped else ""

@@ -67,6 +67,8 @@ class IngestReport:
     seconds: float
     healed: bool = False  # the state disagreed with the database: all re-processed
     state_reset: bool = False  # the engine state had not made these rows: started afresh
+    # The engine state made them, in an older release's layout: started afresh.
+    state_upgraded: bool = False
     after_unfinished: bool = False  # the source's last run did not finish (flow/source/state.py)
     # The source's last recipe, described, when this run's is another (so every
     # document was chunked anew); None when the recipe stayed or the source is new.

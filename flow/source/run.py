@@ -190,7 +190,8 @@ def ingest(
         # 4. the engine state
         state_dir = state.state_dir_for(db, conn, source)
         after_unfinished = source in state.unfinished(conn, source)
-        state_reset = not state.trust(conn, source, state_dir)
+        trusted = state.trust(conn, source, state_dir)
+        state_reset = trusted.started_afresh
         # A disk nearly full refuses the run before it marks anything; one
         # that fills under it stops it (flow/source/space.py).
         disks = space.watched(state_dir, db.pgdata)
@@ -284,7 +285,8 @@ def ingest(
         bytes_processed=ledger.processed_bytes,
         seconds=time.perf_counter() - started,
         healed=healed,
-        state_reset=state_reset,
+        state_reset=trusted is state.Trust.NOT_ITS_ROWS,
+        state_upgraded=trusted is state.Trust.OLDER_LAYOUT,
         after_unfinished=after_unfinished,
         previous_recipe=previous_recipe,
         remembered=chosen.remembered,

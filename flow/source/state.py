@@ -9,6 +9,7 @@ start afresh), `distrust` (an in-progress mark before the engine starts) and
 
 from __future__ import annotations
 
+import enum
 import re
 import shutil
 import uuid
@@ -37,7 +38,19 @@ RUN_IN_PROGRESS = "running:"  # a token no state dir carries: the run did not fi
 STATE_LAYOUT = "2: rows written by mdchunks (flow/source/writes.py)"
 
 
-def trust(conn: Connection, source: str, state_dir: Path) -> bool:
+class Trust(enum.Enum):
+    """What `trust` made of a source's engine state."""
+
+    KEPT = "kept"  # it made the source's rows (or there is none yet): its memos stand
+    OLDER_LAYOUT = "older layout"  # it made them, in a layout this release does not open
+    NOT_ITS_ROWS = "not its rows"  # another run wrote the rows since, or one did not finish
+
+    @property
+    def started_afresh(self) -> bool:
+        return self is not Trust.KEPT
+
+
+def trust(conn: Connection, source: str, state_dir: Path) -> Trust:
     """Keep the engine state only if it is the one that made the source's rows.
 
     cocoindex trusts its memos: a document whose file matches the memo is not
@@ -59,15 +72,16 @@ def trust(conn: Connection, source: str, state_dir: Path) -> bool:
         lines = []
     in_state = lines[0].strip() or None if lines else None
     layout = lines[1].strip() if len(lines) > 1 else ""
-    if catalog.state_token(conn, source) == in_state:
-        if layout != STATE_LAYOUT:
-            # An older layout (or a state with no token yet): started afresh,
-            # as a first run is (every document processed once; rows that say
-            # the same are not rewritten, flow/source/writes.py).
-            shutil.rmtree(state_dir, ignore_errors=True)
-        return True
+    if catalog.state_token(conn, source) != in_state:
+        shutil.rmtree(state_dir, ignore_errors=True)
+        return Trust.NOT_ITS_ROWS
+    if layout == STATE_LAYOUT or not (state_dir.is_dir() and any(state_dir.iterdir())):
+        return Trust.KEPT
+    # An older layout (or a state with no token yet): started afresh, as a
+    # first run is (every document processed once; rows that say the same
+    # are not rewritten, flow/source/writes.py).
     shutil.rmtree(state_dir, ignore_errors=True)
-    return False
+    return Trust.OLDER_LAYOUT
 
 
 def distrust(conn: Connection, source: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import mdchunks
 import psycopg
 import pytest
-from conftest import Ingest
+from conftest import Ingest, RunCli
 from flow_checks import assert_rows_match_files, fetch, rows_by_document, xmins
 from mdchunks import Recipe
 from mdchunks.db import migrate
@@ -197,25 +197,30 @@ def test_rows_deleted_behind_the_engines_back_are_restored(
 
 
 def test_an_engine_state_of_the_older_layout_is_started_afresh_and_rewrites_no_row(
-    ingest: Ingest, docs: Path, database_url: str, data_dir: Path
+    run_cli: RunCli, docs: Path, database_url: str, data_dir: Path
 ) -> None:
     # Before layout 2 the engine kept a record of every chunk row it wrote
     # (flow/source/state.py): such a state is not opened, the run starts as a
-    # first run does, and rows that say the same are left as they are.
-    ingest(docs)
+    # first run does, says why, and rows that say the same are left as they are.
+    first = run_cli("ingest", str(docs), "--source", "docs")
+    assert first.code == 0 and "note:" not in first.out, first.out  # a new state is no upgrade
     before = xmins(database_url)
     (token_file,) = (data_dir / "state").glob(f"*/{state.STATE_TOKEN_FILE}")
     token, layout = token_file.read_text().splitlines()
     assert layout == state.STATE_LAYOUT
     token_file.write_text(token + "\n")  # as an older mdchunks stamps its state
 
-    report = ingest(docs)
+    upgraded = run_cli("ingest", str(docs), "--source", "docs")
 
-    assert report.processed == 8 and report.unchanged == 0 and not report.state_reset
+    assert upgraded.code == 0, upgraded.err
+    assert "8 processed, 0 unchanged" in upgraded.out
+    assert "note: this release keeps its engine state in a new layout" in upgraded.out
+    assert "did not finish" not in upgraded.out and "had not made" not in upgraded.out
     assert xmins(database_url) == before  # no row rewritten
     assert token_file.read_text().splitlines()[1] == state.STATE_LAYOUT
     assert_rows_match_files(database_url, docs)
-    assert ingest(docs).processed == 0
+    again = run_cli("ingest", str(docs), "--source", "docs")
+    assert "0 processed, 8 unchanged" in again.out and "note:" not in again.out, again.out
 
 
 def _search_index_file(database_url: str) -> int:

@@ -19,6 +19,7 @@ from spikes.label_variants import (
     no_heading,
     path_heading,
     product,
+    sentences,
     slice_bm25,
     with_vector,
     word_positions,
@@ -112,3 +113,20 @@ def test_the_path_heading_variant_reads_the_whole_path_as_the_heading() -> None:
     assert whole[0] == own[0]  # a top-level section's path is its own heading
     # No heading at all: the text alone, the parent's "restart" and "client" win.
     assert max(range(3), key=lambda i: no_heading(d)[i]) == 0
+
+
+def test_a_slice_is_cut_into_sentences_paragraphs_and_list_items() -> None:
+    text = (
+        "When building web APIs, FastAPI will contain it. The client will get a 500.\n\n"
+        "For example, this could be handled by:\n\n"
+        "* Docker in Swarm Mode\n* Kubernetes, or a cloud\nprovider's own service\n"
+        "ok\n"
+    )
+    assert sentences(text) == [
+        "When building web APIs, FastAPI will contain it.",
+        "The client will get a 500.",
+        "For example, this could be handled by:",
+        "* Docker in Swarm Mode",
+        "* Kubernetes, or a cloud provider's own service ok",
+    ]
+    assert sentences("tiny") == ["tiny"]  # nothing long enough: the slice whole
