@@ -103,6 +103,18 @@ log = logging.getLogger("mdchunks")
 # -- status ---------------------------------------------------------------------------
 
 
+def version() -> str:
+    """The installed mdchunks' version, as `mdchunks --version` and the MCP
+    server's handshake give it."""
+    # Imported here: importlib.metadata costs a run 20-40 ms of start-up.
+    from importlib import metadata
+
+    try:
+        return metadata.version("mdchunks")
+    except metadata.PackageNotFoundError:  # run from a checkout that is not installed
+        return "(not installed)"
+
+
 def status(*, database_url: str | None = None, data_dir: Path | None = None) -> StatusReport:
     db = database.resolve(database_url, data_dir, create=False)
     todo = migrate.pending(db.url)

@@ -58,20 +58,9 @@ out = _Console(highlight=False, soft_wrap=True)
 err = _Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def _version() -> str:
-    # Imported here: importlib.metadata costs every run 20-40 ms of start-up,
-    # and only `--version` needs it.
-    from importlib import metadata
-
-    try:
-        return metadata.version("mdchunks")
-    except metadata.PackageNotFoundError:  # run from a checkout that is not installed
-        return "(not installed)"
-
-
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value and not ctx.resilient_parsing:
-        click.echo(f"mdchunks {_version()}")
+        click.echo(f"mdchunks {api.version()}")
         ctx.exit()
 
 
@@ -580,8 +569,9 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     show_default=True,
     help="section: also the whole section the hit names (its matched section), exactly "
     "as in the document, rebuilt from stored rows (no file read); a section two hits "
-    "name is printed once. parent: also the parent chunk (the start of the enclosing "
-    "section).",
+    "name is printed once. parent: also the parent chunk, the first chunk of the section "
+    "one level above the heading the chunk starts under (none when that heading is "
+    "top-level).",
 )
 @click.option(
     "--max-section-chars",
@@ -669,14 +659,21 @@ def search(
         # Every printed piece of a document or a name through `shown`, and the
         # expanded text indented: one hit is one block, whatever its text holds.
         location = shown(f"{hit.source}:{hit.rel_path}#{hit.position}")
-        out.print(f"[bold]{hit.rank:6.3f}[/bold]  {escape(location)}")
+        out.print(f"[bold]{_score(hit.rank)}[/bold]  {escape(location)}")
         others = hit.matched_section.held - 1 if hit.matched_section is not None else 0
         more = f" [dim](+{others} more section{'' if others == 1 else 's'} in this chunk)[/dim]"
         out.print(f"        [cyan]{escape(shown(hit.breadcrumb))}[/cyan]{more if others else ''}")
         out.print(f"        {_highlighted(hit.snippet)}")
         if hit.section is not None:
             section = hit.section
-            span = f"section {section.char_start}-{section.char_end}"
+            ref = hit.matched_section.section if hit.matched_section is not None else None
+            if ref is not None and (ref.char_start, ref.char_end) == (
+                section.char_start,
+                section.char_end,
+            ):  # its lines, as `outline` gives them
+                span = f"section L{ref.start_line}-{ref.end_line}"
+            else:  # a run of chunks from rows without sections: characters
+                span = f"section chars {section.char_start}-{section.char_end}"
             key = (hit.source, hit.rel_path, section.char_start, section.char_end)
             if key in printed:
                 out.print(f"        [dim]{span}: printed with hit {printed[key]} above[/dim]")
@@ -699,10 +696,18 @@ def search(
         elif expand == "parent":
             parent = hit.parent
             if parent is None:
-                out.print("        [dim]parent: none (a top-level section)[/dim]")
+                out.print(
+                    "        [dim]parent: none (the chunk starts under a top-level heading)[/dim]"
+                )
             else:
                 out.print(f"        [dim]parent #{parent.position}:[/dim]")
                 out.print(_block(parent.text))
+
+
+def _score(rank: float) -> str:
+    """Six characters; a score too small for three decimals (a word in nearly
+    every document of a source weighs almost nothing) keeps its digits."""
+    return f"{rank:6.3f}" if rank == 0 or abs(rank) >= 0.0005 else f"{rank:6.0e}"
 
 
 @cli.command("outline")
@@ -880,10 +885,16 @@ def drop(
             out.print("nothing dropped")
             return
     report = api.drop(source, database_url=database_url, data_dir=data_dir, lock_wait=lock_wait)
+    counts = ", ".join(
+        f"{n} {what} row{'' if n == 1 else 's'}"
+        for n, what in (
+            (report.chunks_deleted, "chunk"),
+            (report.sections_deleted, "section"),
+            (report.documents_deleted, "document"),
+        )
+    )
     out.print(
-        f"dropped source {escape(shown(source))}: {report.chunks_deleted} chunk rows, "
-        f"{report.sections_deleted} section rows, "
-        f"{report.documents_deleted} document rows deleted"
+        f"dropped source {escape(shown(source))}: {counts} deleted"
         + ("; engine state removed" if report.state_removed else "")
     )
 

@@ -310,8 +310,19 @@ FROM (
     WHERE source NOT IN (SELECT source FROM mdchunks_sources)
 ) s
 LEFT JOIN (
+    -- A document a run wrote rows of but did not finish recording (it was
+    -- stopped: its document rows are written after the engine) counts too.
     SELECT source, count(*) AS documents, count(*) FILTER (WHERE error IS NOT NULL) AS failed
-    FROM mdchunks_documents GROUP BY source
+    FROM (
+        SELECT source, rel_path, error FROM mdchunks_documents
+        UNION ALL
+        SELECT DISTINCT c.source, c.rel_path, NULL FROM content_chunks c
+        WHERE NOT EXISTS (
+            SELECT 1 FROM mdchunks_documents m
+            WHERE m.source = c.source AND m.rel_path = c.rel_path
+        )
+    ) documents
+    GROUP BY source
 ) d USING (source)
 LEFT JOIN (
     SELECT source, count(*) AS chunks, count(*) FILTER (WHERE heading_text IS NOT NULL) AS with_headings

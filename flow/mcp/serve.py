@@ -48,8 +48,10 @@ class Address:
 def parse_address(text: str) -> Address:
     """`HOST:PORT`, `[v6]:PORT` or `:PORT` (loopback); one line when it is not."""
     host, sep, port = text.strip().rpartition(":")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not port.isdigit():
         raise UsageError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+    if int(port) > 65535:
+        raise UsageError(f"--http {text!r}: port {int(port)} is out of range (0 to 65535)")
     host = host.strip("[]") or "127.0.0.1"
     return Address(host, int(port))
 

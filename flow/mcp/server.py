@@ -173,7 +173,9 @@ class _OneLineErrors(MCPServer[Any]):
 
 def build(settings: Settings) -> MCPServer[Any]:
     """The server with its five tools, reading where `settings` say."""
-    server: MCPServer[Any] = _OneLineErrors("mdchunks", instructions=INSTRUCTIONS)
+    server: MCPServer[Any] = _OneLineErrors(
+        "mdchunks", instructions=INSTRUCTIONS, version=api.version()
+    )
     where = settings.where()
 
     def call(function: Any, *args: Any, **kwargs: Any) -> Any:

@@ -184,7 +184,7 @@ def _add_file(listing: Listing, child: os.DirEntry[str], rel_path: str, max_doc_
         if exc.errno == errno.ELOOP:
             listing.skipped.append(Skipped(rel_path, "symlink loop: the link never reaches a file"))
         elif child.is_symlink():
-            listing.skipped.append(Skipped(rel_path, _cause(exc, "broken symlink")))
+            listing.skipped.append(Skipped(rel_path, _broken_link(child.path, exc)))
         else:
             listing.skipped.append(Skipped(rel_path, _cause(exc, "vanished or unreadable")))
         return
@@ -226,6 +226,16 @@ def _outside_target(root: Path, child: os.DirEntry[str]) -> str | None:
 
 def _shown(rel: PurePosixPath) -> str:
     return "." if str(rel) in ("", ".") else rel.as_posix()
+
+
+def _broken_link(path: str, exc: OSError) -> str:
+    """The cause of a link that reaches nothing, with where it points (as a
+    link out of the root is named with its target)."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return _cause(exc, "broken symlink")
+    return _cause(exc, f"broken symlink to {target}")
 
 
 def _cause(exc: OSError, what: str) -> str:

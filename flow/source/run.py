@@ -150,18 +150,6 @@ def ingest(
         quarantine.opened(state.state_dir_for(db, conn, source)) as chunking,
     ):
         known = catalog.check_binding(conn, source=source, root=root_path, named=named, move=move)
-        if known is None and (others := catalog.sources_of_folder(conn, root_path)):
-            # Allowed (two recipes side by side), but seldom meant: every
-            # search hit of the folder would then come twice.
-            log.warning(
-                "the folder %s is already source %s; this run makes a second copy of its rows "
-                "as source %r (--source %s updates %s instead)",
-                root_path,
-                ", ".join(repr(name) for name in others),
-                source,
-                shlex.quote(others[0]),
-                "that one" if len(others) == 1 else "the first",
-            )
         chosen = (
             settings.Settings(recipe, remembered=False, changed=())
             if recipe is not None
@@ -181,6 +169,19 @@ def ingest(
             embedder.require_extra(recipe.embed)
             with database.connect(db.url) as setup:
                 embedding.ensure_schema(setup)
+        # After the options are checked: a run they refuse warns of nothing.
+        if known is None and (others := catalog.sources_of_folder(conn, root_path)):
+            # Allowed (two recipes side by side), but seldom meant: every
+            # search hit of the folder would then come twice.
+            log.warning(
+                "the folder %s is already source %s; this run makes a second copy of its rows "
+                "as source %r (--source %s updates %s instead)",
+                root_path,
+                ", ".join(repr(name) for name in others),
+                source,
+                shlex.quote(others[0]),
+                "that one" if len(others) == 1 else "the first",
+            )
         previous_recipe = (
             known.recipe.describe()
             if known is not None and known.recipe.fingerprint() != recipe.fingerprint()

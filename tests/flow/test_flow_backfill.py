@@ -171,6 +171,11 @@ def test_a_folder_made_a_second_source_is_said_so(run_cli: RunCli, docs: Path) -
     # Allowed (two recipes side by side), but every hit of the folder then
     # comes twice: the run says so, and how to update the first instead.
     assert run_cli("ingest", str(docs), "--source", "mine").code == 0
+    refused = run_cli("ingest", str(docs), "--chunk-size", "-5")
+    # Options it refuses: the run makes no copy, so it warns of none.
+    assert refused.code == 2 and refused.err.strip().splitlines() == [
+        "error: chunk size must be at least 1 byte (got -5)"
+    ], refused.err
     second = run_cli("ingest", str(docs))
     assert second.code == 0, second.err
     assert second.err.strip() == (

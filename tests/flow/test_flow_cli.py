@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -130,6 +131,10 @@ def test_drop_deletes_the_rows_of_one_source(
     result = run_cli("drop", "--source", "docs", "--yes")
 
     assert result.code == 0, result.err
+    assert re.search(
+        r"dropped source docs: \d+ chunk rows, \d+ section rows, 8 document rows deleted",
+        result.out,
+    ), result.out
     sources = fetch(database_url, "SELECT DISTINCT source FROM content_chunks")
     assert sources == [{"source": "other"}]
     unknown = run_cli("drop", "--source", "docs", "--yes")  # unknown now

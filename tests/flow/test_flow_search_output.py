@@ -130,7 +130,8 @@ def test_expand_section_prints_each_section_once_and_cut_on_a_terminal(
     )
     assert result.code == 0, result.err
     assert result.out.count(f"... {whole - 100:,} more characters not shown") == 1, result.out
-    assert result.out.count(f"section 0-{whole}: printed with hit 1 above") == 2, result.out
+    # Its lines, as `outline` gives them: the heading's to the document's last.
+    assert result.out.count("section L1-802: printed with hit 1 above") == 2, result.out
     assert len(result.out) < 2_000  # three hits and 100 characters of the section
     everything = run_cli(
         "search", "kettles boil", "-k", "1", "--expand", "section", "--max-section-chars", "0"
@@ -223,3 +224,25 @@ def test_every_row_of_an_ingest_has_the_lines_of_its_chunk(
         assert "\r" not in text  # LF only: counting "\n" is the heading index's count
         assert start_line == text.count("\n", 0, start) + 1
         assert end_line == text.count("\n", 0, max(start, end - 1)) + 1
+
+
+def test_a_score_too_small_for_three_decimals_keeps_its_digits(
+    tmp_path: Path, run_cli: Any
+) -> None:
+    # A word in nearly every document of a big source weighs almost nothing
+    # (BM25's idf): printed as 0.000 it read as "nothing matched".
+    assert [commands._score(r) for r in (4.396, 0.0236, 0.0005, 0.000101, 0.0)] == [
+        " 4.396",
+        " 0.024",
+        " 0.001",
+        " 1e-04",
+        " 0.000",
+    ]
+    root = tmp_path / "rivers"
+    root.mkdir()
+    for i in range(40):
+        (root / f"r{i}.md").write_text(f"# River {i}\n\nThe river runs past town {i}.\n")
+    assert run_cli("ingest", str(root), "--source", "rivers").code == 0
+    result = run_cli("search", "river", "--source", "rivers", "-k", "1")
+    [hit] = json_lines(run_cli("search", "river", "--source", "rivers", "-k", "1", "--json"))
+    assert result.code == 0 and result.out.split()[0] == commands._score(hit["score"]).strip()

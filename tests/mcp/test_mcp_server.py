@@ -29,6 +29,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mdchunks import api
 from mdchunks.db import migrate
 from mdchunks.mcp import serve
 from psycopg import sql
@@ -94,6 +95,9 @@ async def _error(session: ClientSession, tool: str, **arguments: Any) -> str:
 def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with _stdio(corpus, tmp_path) as session:
+            info = session.server_info
+            assert info is not None and (info.name, info.version) == ("mdchunks", api.version())
+            assert api.version()[0].isdigit()  # the installed package's, never empty
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             assert set(tools) == {"search", "outline", "read_section", "read_chunk", "list_sources"}
             search_schema = tools["search"].input_schema
@@ -336,6 +340,8 @@ def test_addresses_and_tokens() -> None:
     assert not serve.parse_address("0.0.0.0:1").loopback
     with pytest.raises(mdchunks.MdchunksError, match="HOST:PORT"):
         serve.parse_address("localhost")
+    with pytest.raises(mdchunks.MdchunksError, match=r"port 99999 is out of range \(0 to 65535\)"):
+        serve.parse_address("127.0.0.1:99999")
     assert serve.check_token(serve.parse_address("localhost:1"), None) is None
     with pytest.raises(mdchunks.MdchunksError, match="too short"):
         serve.check_token(serve.parse_address("localhost:1"), "short")

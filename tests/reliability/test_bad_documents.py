@@ -52,7 +52,7 @@ BAD_BEFORE = {
         "(--max-doc-bytes)"
     ),
     "bad/loop.md": "symlink loop: the link never reaches a file",
-    "bad/dangling.md": "broken symlink: No such file or directory",
+    "bad/dangling.md": "broken symlink to nowhere.md: No such file or directory",
     "bad/fifo.md": "not a regular file",
     "bad/folder-loop/": "symlink loop: the folder contains itself; not entered",
 }

@@ -504,3 +504,37 @@ def test_a_run_stopped_after_the_engine_wrote_before_the_document_rows(
     assert again.ok and again.state_reset and again.processed == 2
     assert_invariants(database_url, SOURCE)
     assert ingest().processed == 0
+
+
+def test_status_counts_the_documents_a_stopped_first_run_wrote_rows_of(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first run stopped before its document rows (written after the
+    engine) leaves chunk rows of documents no document row names yet: status
+    counts those documents, not 0 beside thousands of chunks."""
+    from mdchunks.source import reconcile, writes
+
+    monkeypatch.setattr(writes, "BATCH_ROWS", 1)
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name in ("a", "b", "c"):
+        (root / f"{name}.md").write_text(f"# {name}\n\ntext of {name}\n")
+    where = {"database_url": database_url, "data_dir": tmp_path / "data"}
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(reconcile, "record_documents", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            mdchunks.ingest(root, source=SOURCE, **where)
+    assert query(database_url, "SELECT count(*) FROM mdchunks_documents") == [(0,)]
+    [(with_rows,)] = query(database_url, "SELECT count(DISTINCT rel_path) FROM content_chunks")
+    assert with_rows >= 1  # the batches written before the stop (one chunk a document)
+
+    (found,) = mdchunks.status(**where).sources
+    assert (found.documents, found.failed, found.chunks) == (with_rows, 0, with_rows)
+    assert found.unfinished
+    assert mdchunks.ingest(root, source=SOURCE, **where).ok
+    (found,) = mdchunks.status(**where).sources
+    assert (found.documents, found.chunks, found.unfinished) == (3, 3, False)
