@@ -74,6 +74,10 @@ from mdchunks.source.ledger import Processed, RunLedger
 from mdchunks.source.reports import IngestReport, converted_of, counted, failures_of
 
 log = logging.getLogger("mdchunks")
+# Chunks under this hold a few words each, words are cut between them, and
+# search finds little: allowed (tests and experiments use small budgets),
+# warned of.
+SMALL_CHUNK_BYTES = 100
 
 ProgressFn = engine.ProgressFn
 
@@ -181,6 +185,13 @@ def ingest(
                 source,
                 shlex.quote(others[0]),
                 "that one" if len(others) == 1 else "the first",
+            )
+        if recipe.chunk_size < SMALL_CHUNK_BYTES:
+            log.warning(
+                "chunks of at most %d bytes hold a few words each, cut mid-word, and search "
+                "finds little in them (the default is %d)",
+                recipe.chunk_size,
+                Recipe().chunk_size,
             )
         previous_recipe = (
             known.recipe.describe()

@@ -183,3 +183,15 @@ def test_a_folder_made_a_second_source_is_said_so(run_cli: RunCli, docs: Path) -
         "second copy of its rows as source 'docs' (--source mine updates that one instead)"
     )
     assert run_cli("ingest", str(docs)).err == ""  # once: 'docs' is known now
+
+
+def test_a_chunk_size_too_small_for_words_is_warned_of(run_cli: RunCli, docs: Path) -> None:
+    # Allowed (experiments use small budgets), but chunks of a few bytes cut
+    # words apart and search finds little: the run says so, once, on stderr.
+    small = run_cli("ingest", str(docs), "--source", "docs", "--chunk-size", "40")
+    assert small.code == 0, small.err
+    assert small.err.strip() == (
+        "warning: chunks of at most 40 bytes hold a few words each, cut mid-word, and "
+        "search finds little in them (the default is 2000)"
+    )
+    assert run_cli("backfill", "--source", "docs", "--chunk-size", "100").err == ""
