@@ -437,7 +437,7 @@ def watch(
             limits=limits,
         )
         seen_failures: set[str] = set()
-        shown: list[tuple[int, int, int]] = [(0, 0, 0)]
+        shown: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
         written: dict[str, Processed] = {}  # rel_path -> the outcome its document row has
         deletions = [0]  # files the engine has deleted so far
 
@@ -472,12 +472,20 @@ def watch(
                 embedding.sync(conn, source, recipe.embed)
             if on_change is None:
                 return
-            counts = (stats.added, stats.reprocessed, stats.deleted)
+            # Of what it processed, the documents failing now: an added page
+            # can be a failed one; a page fixed since is not (its outcome is
+            # newer than its raise, which record_raised would have dropped).
+            processed = ledger.processed
+            failing = {r for r in ledger.raised if r not in processed} | {
+                r for r, o in processed.items() if o.error
+            }
+            counts = (stats.added, stats.reprocessed, stats.deleted, len(failing))
             if counts != shown[-1]:
                 shown.append(counts)
                 on_change(
                     f"live: {stats.added} added, {stats.reprocessed} changed, "
                     f"{stats.deleted} removed since the watch began"
+                    + (f" ({len(failing)} failed)" if failing else "")
                 )
             for rel_path, cause in sorted(ledger.raised.items()):
                 if rel_path not in seen_failures:
