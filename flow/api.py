@@ -286,7 +286,12 @@ def search(
             key = embedding.search_model(conn, source, model)
             embedder.require_extra(key)
             query_vector = embedder.encode_query(query, key)
+        terms = None
         try:
+            # The query's BM25 terms, counted once for the ranking and the
+            # matched sections (a host's table counts them over all its rows).
+            if method != "semantic":
+                terms = lexical.query_terms(conn, query, source=source, table=searched)
             ranked = rankings.rank(
                 conn,
                 query,
@@ -298,6 +303,7 @@ def search(
                 query_vector=query_vector,
                 table=searched,
                 path_prefix=path_prefix or None,
+                terms=terms,
             )
             shown = {
                 row[0]: row[1:]
@@ -328,6 +334,7 @@ def search(
             model=key,
             held=None if searched.managed else _rebuilt_held(conn, searched, shown, documents),
             table=searched,
+            terms=terms,
         )
         expanded, parents = hits.expansions(
             conn,

@@ -300,11 +300,18 @@ def bm25(
     budget: int = FIRST_ROUND_CHUNKS,
     table: ChunkTable = MANAGED,
     path_prefix: str | None = None,
+    terms: QueryTerms | None = None,
 ) -> list[tuple[uuid.UUID, float]]:
     """The first k chunks by BM25 (see the module docstring), best first.
     `path_prefix`: only chunks of documents whose rel_path starts with it (a
-    filter: N, df and avgdl stay those of the searched sources)."""
-    found = query_terms(conn, query, source=source, params=params, table=table)
+    filter: N, df and avgdl stay those of the searched sources). `terms`: the
+    query's, when the caller counted them already (`query_terms` with these
+    source, params and table; a host's table counts them over all its rows)."""
+    found = (
+        terms
+        if terms is not None
+        else query_terms(conn, query, source=source, params=params, table=table)
+    )
     present = [term for term in found.terms if term.df > 0]
     if not present or (match == "all" and len(present) < len(found.terms)):
         return []

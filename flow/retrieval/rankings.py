@@ -84,6 +84,7 @@ def bm25(
     params: lexical.Bm25Params = lexical.DEFAULT_PARAMS,
     table: ChunkTable = MANAGED,
     path_prefix: str | None = None,
+    terms: lexical.QueryTerms | None = None,
 ) -> list[Ranked]:
     return [
         Ranked(chunk_id, score)
@@ -96,6 +97,7 @@ def bm25(
             params=params,
             table=table,
             path_prefix=path_prefix,
+            terms=terms,
         )
     ]
 
@@ -169,17 +171,26 @@ def rank(
     query_vector: Sequence[float] | None = None,
     table: ChunkTable = MANAGED,
     path_prefix: str | None = None,
+    terms: lexical.QueryTerms | None = None,
 ) -> list[Ranked]:
     """The first k chunks for `query` by `method` (None: `choose_method`), best
     first. `model`: the embedding model's key (None: the one the searched
     chunks have vectors of; flow/retrieval/embedding.py `search_model`); `query_vector`:
-    the query's embedding by that model when the caller has it already."""
+    the query's embedding by that model when the caller has it already; `terms`:
+    its BM25 terms, likewise (`lexical.query_terms` over the same source and table)."""
     check_method(method, match)
     if method is None:
         method = choose_method(conn, source, table)
     if method == "bm25":
         return bm25(
-            conn, query, k=k, source=source, match=match, table=table, path_prefix=path_prefix
+            conn,
+            query,
+            k=k,
+            source=source,
+            match=match,
+            table=table,
+            path_prefix=path_prefix,
+            terms=terms,
         )
     if not table.managed:
         raise embedder.EmbeddingsUnavailable(
@@ -200,7 +211,15 @@ def rank(
     depth = max(k, HYBRID_DEPTH)
     return fuse(
         [
-            bm25(conn, query, k=depth, source=source, match=match, path_prefix=path_prefix),
+            bm25(
+                conn,
+                query,
+                k=depth,
+                source=source,
+                match=match,
+                path_prefix=path_prefix,
+                terms=terms,
+            ),
             semantic(
                 conn, query_vector, k=depth, source=source, model=key, path_prefix=path_prefix
             ),

@@ -251,18 +251,21 @@ def matched_sections(
     model: str | None = None,
     held: dict[uuid.UUID, list[Slice]] | None = None,
     table: ChunkTable = MANAGED,
+    terms: lexical.QueryTerms | None = None,
 ) -> dict[uuid.UUID, MatchedSection]:
     """Each hit's matched section (the module docstring). `lexical_first`: try
     the query's BM25 terms first (bm25, hybrid); `query_vector` and `model`:
     then the nearest slice (semantic, hybrid). Chunks without section rows
     (written before migration 0011, or no heading index) are absent. `held`:
     the hits' slices made elsewhere (`slices_of`; a host's `table`, whose
-    statistics BM25 counts live), instead of the sections table's."""
+    statistics BM25 counts live), instead of the sections table's; `terms`:
+    the query's BM25 terms when the ranking counted them already."""
     slices = hit_slices(conn, ids) if held is None else held
     undecided = {chunk: pieces for chunk, pieces in slices.items() if len(pieces) > 1}
     chosen = {chunk: pieces[0] for chunk, pieces in slices.items() if len(pieces) == 1}
     if undecided and lexical_first:
-        terms = lexical.query_terms(conn, query, source=source, table=table)
+        if terms is None:
+            terms = lexical.query_terms(conn, query, source=source, table=table)
         for chunk, pieces in list(undecided.items()):
             found = best(pieces, lexical_scores(pieces, terms))
             if found is not None:

@@ -32,6 +32,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mdchunks import api
 from mdchunks.db import migrate
 from mdchunks.mcp import serve
+from mdchunks.retrieval import lexical
 from psycopg import sql
 
 GUIDE = """# Guide
@@ -348,13 +349,27 @@ def test_addresses_and_tokens() -> None:
     assert serve.check_token(serve.parse_address("10.0.0.1:1"), TOKEN) == TOKEN
 
 
-def test_a_host_table_is_searched_and_outlined(corpus: str) -> None:
+def test_a_host_table_is_searched_and_outlined(
+    corpus: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A table made by chunk_table_sql, holding the same rows as ours: BM25 with
     statistics counted live ranks and scores exactly as over our table."""
     _copy_into_a_host_table(corpus)
     host = {"table": "pages", "pg_schema": "host", "database_url": corpus}
     ours = mdchunks.search("kettle owls water", k=5, method="bm25", database_url=corpus)
-    theirs = mdchunks.search("kettle owls water", k=5, **host)  # type: ignore[arg-type]
+    counted: list[str] = []
+    count_terms = lexical.query_terms
+
+    def spied(*args: Any, **kwargs: Any) -> lexical.QueryTerms:
+        counted.append(kwargs["table"].shown)
+        return count_terms(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(lexical, "query_terms", spied)
+        theirs = mdchunks.search("kettle owls water", k=5, **host)  # type: ignore[arg-type]
+    # Its statistics are counted over the whole table: once a search, for the
+    # ranking and the matched sections both.
+    assert counted == ["host.pages"] and any(h.matched_section.held > 1 for h in theirs)
     assert [(h.id, round(h.rank, 9)) for h in theirs] == [(h.id, round(h.rank, 9)) for h in ours]
     # The section a hit's match lies in, and that section whole, as over ours.
     ask = {"k": 3, "expand": "section"}
