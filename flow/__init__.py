@@ -5,7 +5,7 @@ Two faces over one chunker:
 - the plugin face, for a cocoindex app of your own (docs/plugin.md):
   `ChunkOptions`, `HeadingChunk`, `split_markdown`, `ChunkRow`, `chunk_rows`,
   `mount_chunk_table`, `chunk_table_sql`, `chunk_table_upgrade_sql`,
-  `process_markdown_file`; the sections: `SectionRow`, `section_rows`,
+  `process_markdown_file`; the sections: `SectionRow`, `section_rows`, `SectionIds`,
   `mount_section_table`, `section_table_sql`; `document_text` and
   `document_markdown` (HTML, DOCX and PDF through the importers)
   (examples/chunks_with_word_count.py is a whole app);
@@ -73,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "DocumentRow": "mdchunks.plugin.rows",
     "chunk_id": "mdchunks.plugin.rows",
     "SectionRow": "mdchunks.plugin.rows",
+    "SectionIds": "mdchunks.plugin.rows",
     "section_id": "mdchunks.plugin.rows",
 }
 
@@ -125,6 +126,7 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.plugin.rows import NAMESPACE as NAMESPACE
     from mdchunks.plugin.rows import ChunkRow as ChunkRow
     from mdchunks.plugin.rows import DocumentRow as DocumentRow
+    from mdchunks.plugin.rows import SectionIds as SectionIds
     from mdchunks.plugin.rows import SectionRow as SectionRow
     from mdchunks.plugin.rows import chunk_id as chunk_id
     from mdchunks.plugin.rows import chunk_rows as chunk_rows

@@ -760,6 +760,8 @@ def outline(
             out.print(f"  [dim]{escape(shown(failed))}[/dim]")
         elif not document.sections:
             out.print("  [dim](no sections: no headings and no text before them)[/dim]")
+        if document.note is not None:  # what its importer said (a PDF without bookmarks)
+            out.print(f"  [dim]({escape(shown(document.note))})[/dim]")
         top = min((e.section.heading_level or 1 for e in document.sections), default=1)
         spans = [f"L{e.section.start_line}-{e.section.end_line}" for e in document.sections]
         width = max([OUTLINE_LINES_WIDTH, *(len(span) for span in spans)])
@@ -779,6 +781,7 @@ def _outline_json(document: Any) -> dict[str, Any]:
         "source": document.source,
         "rel_path": document.rel_path,
         "error": document.error,
+        "note": document.note,
         "sections": [
             {
                 **entry.section.to_json(),

@@ -632,12 +632,13 @@ FROM s LEFT JOIN pieces p ON true;
 -- Documents' sections in order (`mdchunks outline`): of one document, of a
 -- source, or of every source; each with its parent and how many chunks hold
 -- it. Documents without sections come as one row of NULLs after their names;
--- the last column is the document's error (a failed document has no rows).
+-- the last columns are the document's error (a failed document has no rows)
+-- and its importer's note (a PDF without bookmarks has no headings).
 SELECT d.source, d.rel_path, s.id, s.ordinal, s.heading_text, s.heading_level, s.heading_path,
        s.breadcrumb, s.char_start, s.char_end, s.start_line, s.end_line, s.parent_section_id,
        (SELECT count(*) FROM content_chunks c
         WHERE c.source = s.source AND c.rel_path = s.rel_path AND s.id = ANY(c.section_ids)),
-       d.error
+       d.error, d.import_note
 FROM mdchunks_documents d
 LEFT JOIN content_sections s ON s.source = d.source AND s.rel_path = d.rel_path
 WHERE (%(source)s::text IS NULL OR d.source = %(source)s::text)

@@ -40,11 +40,19 @@ class OutlineEntry:
     page: int | None  # 0-based; None: unresolved
 
 
+# Where a PDF's "%PDF-" header may sit (readers accept junk before it, to 1 KiB).
+HEADER_WITHIN = 1024
+
+
 def convert(data: bytes) -> Converted:
     try:
         from pypdf import PdfReader
     except ImportError:
         raise library_missing("pdf") from None
+    if b"%PDF-" not in data[:HEADER_WITHIN]:
+        # Before pypdf: its cause for a text file named .pdf ("Stream has
+        # ended unexpectedly") reads as a damaged PDF.
+        raise ConversionFailed(f"not a PDF: no %PDF- header in its first {HEADER_WITHIN:,} bytes")
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):

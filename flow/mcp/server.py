@@ -230,26 +230,29 @@ def build(settings: Settings) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """A document's heading tree: every heading with its level, heading path,
         lines (its whole section: start_line to end_line) and section_id (for
-        read_section)."""
+        read_section); first, the text before the first heading when there is
+        any (level null, heading_path [], breadcrumb "(preamble)"). `error`: why
+        the document has no rows (its last run failed it); `note`: what its
+        importer said of a converted one (a PDF without bookmarks has no
+        headings: its text is all preamble)."""
         (found,) = call(api.outline, rel_path, source=source)
         return {
             "source": found.source,
             "rel_path": found.rel_path,
-            # Why the document has no headings here: its last run failed it.
             "error": found.error,
+            "note": found.note,
             "headings": [
                 {
                     "section_id": str(entry.section.id),
                     "level": entry.section.heading_level,
                     "text": entry.section.heading_text,
                     "heading_path": list(entry.section.heading_path),
-                    "breadcrumb": entry.section.breadcrumb,
+                    "breadcrumb": entry.section.shown,
                     "start_line": entry.section.start_line,
                     "end_line": entry.section.end_line,
                     "chunks": entry.chunks,
                 }
                 for entry in found.sections
-                if entry.section.heading_path
             ],
         }
 

@@ -85,11 +85,18 @@ def read_document(data: bytes, name: str, invalid_utf8: str = "skip") -> Documen
 
 
 @coco.fn(deps=importer_versions())
-def document_markdown(data: bytes, suffix: str) -> str:
+def document_markdown(data: bytes, suffix: str, *, rel_path: str | None = None) -> str:
     """The markdown a host app chunks (`split_markdown`) for a file: the same
     importers the `mdchunks` command runs, for `.html`, `.htm`, `.docx`,
     `.pdf` (needs the `formats` extra); other suffixes are decoded as UTF-8
     (`document_text`). Offsets of the chunks then count in this text.
-    The importers' versions are in its deps: a new importer version re-runs a
-    host's memoized function that calls it."""
-    return read_document(data, suffix).text
+    Raises `DocumentProblem`, whose message starts with `rel_path: ` when it
+    is given (as `document_text`'s: cocoindex reports a failed component by
+    its message alone). The importers' versions are in its deps: a new
+    importer version re-runs a host's memoized function that calls it."""
+    try:
+        return read_document(data, suffix).text
+    except DocumentProblem as exc:
+        if rel_path is None:
+            raise
+        raise DocumentProblem(f"{rel_path}: {exc}") from None

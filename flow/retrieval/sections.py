@@ -191,6 +191,9 @@ class DocumentOutline:
     # Why the document has no rows, when its last run failed it (its cause, as
     # the run's summary named it); None for a document that was ingested.
     error: str | None = None
+    # What its importer said of a converted document ("no outline
+    # (bookmarks): text without headings"); None for markdown.
+    note: str | None = None
 
 
 def outline(
@@ -199,15 +202,15 @@ def outline(
     """The outlines of one document, of a source's documents, or of every
     source's (None for either: all), by source and path."""
     grouped: dict[tuple[str, str], list[OutlineEntry]] = {}
-    errors: dict[tuple[str, str], str | None] = {}
+    said: dict[tuple[str, str], tuple[str | None, str | None]] = {}  # (error, note)
     for row in conn.execute(QUERIES["document_outline"], {"source": source, "rel_path": rel_path}):
         document = (str(row[0]), str(row[1]))
         entries = grouped.setdefault(document, [])
-        errors[document] = None if row[14] is None else str(row[14])
+        said[document] = (row[14], row[15])
         if row[2] is not None:
             entries.append(OutlineEntry(_ref(row[2:12]), row[12], int(row[13])))
     return [
-        DocumentOutline(src, rel, tuple(entries), errors[(src, rel)])
+        DocumentOutline(src, rel, tuple(entries), *said[(src, rel)])
         for (src, rel), entries in grouped.items()
     ]
 

@@ -59,11 +59,48 @@ def chunk_table(table: str | None = None, pg_schema: str | None = None) -> Chunk
     return ChunkTable(CHUNKS_TABLE if table is None else table, pg_schema)
 
 
+# What the reads of a host's table use of its columns (the `{chunks}` queries
+# of flow/db/queries.sql and rankings.hits_sql): every table chunk_table_sql
+# has made since the line columns has them.
+# fmt: off
+READ_COLUMNS = (
+    "id", "source", "rel_path", "position", "char_start", "char_end", "text",
+    "heading_text", "heading_path", "breadcrumb", "parent_chunk_id", "search_vector",
+    "search_heading_length", "search_text_length", "start_line", "end_line",
+)
+# fmt: on
+# Columns only a section table has: a host that names its section table.
+_SECTION_COLUMNS = {"heading_end", "body_end", "parent_section_id"}
+
+
 def require_table(conn: Connection, table: ChunkTable, where: str) -> None:
-    """One line when a host table is not there (or this role cannot see it)."""
-    row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", [table.identifier]).fetchone()
-    if not (row and row[0]):
+    """One line when a host table is not there (or this role cannot see it),
+    or is not a chunk table (a section table, say) or lacks a column the
+    reads use."""
+    row = conn.execute("SELECT to_regclass(%s)::oid", [table.identifier]).fetchone()
+    if row is None or row[0] is None:
         raise UsageError(
             f"no table {table.shown!r} in {where} (a host's table is made by "
             "mdchunks.chunk_table_sql; check --table and --pg-schema)"
         )
+    present = {
+        str(name)
+        for (name,) in conn.execute(
+            "SELECT attname FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
+            "AND NOT attisdropped",
+            [row[0]],
+        )
+    }
+    missing = [column for column in READ_COLUMNS if column not in present]
+    if not missing:
+        return
+    if present >= _SECTION_COLUMNS:
+        raise UsageError(
+            f"table {table.shown!r} is a section table (made by mdchunks.section_table_sql): "
+            "--table names the chunk table (made by mdchunks.chunk_table_sql), whose "
+            "chunks the sections are rebuilt from"
+        )
+    raise UsageError(
+        f"table {table.shown!r} is no chunk table of mdchunks: it lacks the column(s) "
+        f"{', '.join(missing)} (a host's table is made by mdchunks.chunk_table_sql)"
+    )

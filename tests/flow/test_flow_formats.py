@@ -104,11 +104,13 @@ def test_a_broken_pdf_is_named_once_with_its_cause(run_cli: RunCli, tmp_path: Pa
     root = tmp_path / "pdfs"
     root.mkdir()
     (root / "guide.md").write_text("# Guide\n\nSome text.\n")
-    (root / "broken.pdf").write_bytes(b"not a pdf at all")
+    (root / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
+    (root / "notes.pdf").write_bytes(b"not a pdf at all")  # a text file, misnamed
     result = run_cli("ingest", str(root), "--source", "pdfs", "-q")
     assert result.code == 1
     lines = [line for line in result.err.splitlines() if line.strip()]
     assert not [line for line in lines if line.startswith("warning:")], result.err
-    assert [line for line in lines if "broken.pdf" in line] == [
-        "  broken.pdf: pdf: cannot read this PDF: Stream has ended unexpectedly"
+    assert [line for line in lines if ".pdf" in line] == [
+        "  broken.pdf: pdf: cannot read this PDF: Stream has ended unexpectedly",
+        "  notes.pdf: pdf: not a PDF: no %PDF- header in its first 1,024 bytes",
     ], result.err

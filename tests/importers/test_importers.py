@@ -212,6 +212,8 @@ def test_a_docx_entity_never_reads_a_local_file(tmp_path: Path) -> None:
     [
         ("a.docx", b"not a zip at all", "docx: not a DOCX (zip) package"),
         ("a.pdf", b"%PDF-1.4 garbage", "pdf: cannot read this PDF"),
+        ("a.pdf", b"# Notes, misnamed\n", "pdf: not a PDF: no %PDF- header in its first 1,024"),
+        ("a.pdf", b"\n" * 1024 + b"%PDF-1.4", "pdf: not a PDF: no %PDF- header"),
         ("a.docx", b"PK\x05\x06" + b"\0" * 18, "docx: cannot read this DOCX"),
     ],
 )
@@ -279,3 +281,7 @@ def test_the_plugin_faces_document_markdown_is_what_the_cli_chunks(fmt: str) -> 
     if fmt != "html":  # any bytes are some HTML; a package or a PDF has a shape
         with pytest.raises(DocumentProblem, match=f"^{fmt}: "):
             mdchunks.document_markdown(b"\x00not a document at all", f".{fmt}")
+        # Named, when the host says which file it is (cocoindex reports a
+        # failed component by its message alone).
+        with pytest.raises(DocumentProblem, match=f"^docs/a.{fmt}: {fmt}: "):
+            mdchunks.document_markdown(b"\x00nothing", f".{fmt}", rel_path=f"docs/a.{fmt}")

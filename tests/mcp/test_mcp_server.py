@@ -93,6 +93,36 @@ async def _error(session: ClientSession, tool: str, **arguments: Any) -> str:
     return text
 
 
+def test_outline_shows_the_preamble_and_what_the_importer_said(corpus: str, tmp_path: Path) -> None:
+    """The text before a document's first heading is a section an agent can
+    read (heading_path []), so the outline lists it; a PDF without bookmarks
+    is all preamble, and its importer's note says why it has no headings."""
+    from spikes import format_documents as documents
+
+    root = tmp_path / "scans"
+    root.mkdir()
+    (root / "intro.md").write_text("Words before any heading.\n\n# Title\n\nBody.\n")
+    (root / "scan.pdf").write_bytes(documents.pdf_of(documents.tender(), outline=False))
+    assert mdchunks.ingest(root, source="scans", database_url=corpus, data_dir=tmp_path / "d").ok
+
+    async def scenario() -> None:
+        async with _stdio(corpus, tmp_path) as session:
+            intro = await _call(session, "outline", source="scans", rel_path="intro.md")
+            assert intro["note"] is None and [
+                (h["level"], h["heading_path"], h["breadcrumb"], h["start_line"])
+                for h in intro["headings"]
+            ] == [(None, [], "(preamble)", 1), (1, ["Title"], "Title", 3)]
+            scan = await _call(session, "outline", source="scans", rel_path="scan.pdf")
+            assert scan["note"] == "no outline (bookmarks): text without headings", scan
+            assert [h["heading_path"] for h in scan["headings"]] == [[]]
+            whole = await _call(
+                session, "read_section", source="scans", rel_path="scan.pdf", heading_path=[]
+            )
+            assert "The works cover the renovation" in whole["text"]
+
+    asyncio.run(scenario())
+
+
 def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
     async def scenario() -> None:
         async with _stdio(corpus, tmp_path) as session:
@@ -398,6 +428,16 @@ def test_a_host_table_is_searched_and_outlined(
     assert headings(rebuilt) == headings(stored)
     with pytest.raises(mdchunks.MdchunksError, match="has none: search it with --method bm25"):
         mdchunks.search("kettle", method="semantic", **host)  # type: ignore[arg-type]
+    with psycopg.connect(corpus, autocommit=True) as conn:
+        conn.execute(mdchunks.section_table_sql("sections", pg_schema_name="host"))  # type: ignore[arg-type]
+        conn.execute("CREATE TABLE host.notes (id uuid, body text)")
+    # A table that is no chunk table: one line, before any read (as `mcp` checks at start).
+    with pytest.raises(mdchunks.MdchunksError, match=r"'host.sections' is a section table"):
+        mdchunks.list_sources(table="sections", pg_schema="host", database_url=corpus)
+    with pytest.raises(
+        mdchunks.MdchunksError, match=r"'host.notes' is no chunk table of mdchunks: it lacks "
+    ):
+        mdchunks.search("kettle", table="notes", pg_schema="host", database_url=corpus)
     with pytest.raises(mdchunks.MdchunksError, match=r"no table .host\.missing."):
         mdchunks.search("kettle", table="missing", pg_schema="host", database_url=corpus)
     with pytest.raises(mdchunks.MdchunksError, match=r"unknown source .web. in table host\.pages"):
