@@ -620,6 +620,11 @@ def read_section(
         raise UsageError("name the section by heading_path or by section_id (one of them)")
     if max_chars is not None and max_chars < 1:
         raise UsageError(f"max_chars must be at least 1 (got {max_chars})")
+    if section_id is not None and not isinstance(section_id, uuid.UUID):
+        try:  # as read_chunk says of a chunk id
+            section_id = uuid.UUID(str(section_id).strip())
+        except ValueError:
+            raise UsageError(f"section id {str(section_id)[:80]!r} is not a uuid") from None
     searched = chunk_table(table, pg_schema)
     with _reading(searched, database_url, data_dir, source) as (conn, _db):
         if searched.managed:  # exactly, from the sections table (docs/sections.md)
@@ -677,10 +682,7 @@ def _stored_section(
             )
         wanted = candidates[0].id
     else:
-        try:
-            wanted = uuid.UUID(str(section_id).strip())
-        except ValueError:
-            raise UsageError(f"{rel_path}: no section with id {str(section_id)[:80]!r}") from None
+        wanted = uuid.UUID(str(section_id))  # a uuid: read_section checked it
     found = sections.section_text(conn, wanted)
     if found is None or section_id_of(source, rel_path, found[0].ordinal) != found[0].id:
         raise UsageError(f"{rel_path}: no section with id {str(section_id)[:80]!r}")

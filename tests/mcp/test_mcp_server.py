@@ -211,8 +211,18 @@ def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
                     rel_path="guide/kettle.md",
                     heading_path=["Guide", "Nowhere"],
                 ),
+                await _error(
+                    session,
+                    "read_section",
+                    source="docs",
+                    rel_path="guide/kettle.md",
+                    section_id="not-a-uuid",
+                ),
             ]
             assert all("\n" not in e and e for e in errors), errors
+            # An id that is no uuid is said so alike, of a chunk and of a section.
+            assert errors[4].endswith(": chunk id 'not-a-uuid' is not a uuid"), errors[4]
+            assert errors[11].endswith(": section id 'not-a-uuid' is not a uuid"), errors[11]
             assert "unknown source 'nope'" in errors[0] and "k must be 1 to 50" in errors[1]
             assert "2,000" in errors[2] and "empty" in errors[3]
             # Arguments the schema refuses: one line naming each and what it must be.
