@@ -290,7 +290,8 @@ def search(
         try:
             # The query's BM25 terms, counted once for the ranking and the
             # matched sections (a host's table counts them over all its rows).
-            if method != "semantic":
+            # (Not over a host's table that `rank` will refuse: semantic or hybrid.)
+            if method == "bm25" or (method != "semantic" and searched.managed):
                 terms = lexical.query_terms(conn, query, source=source, table=searched)
             ranked = rankings.rank(
                 conn,

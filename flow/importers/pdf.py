@@ -40,7 +40,8 @@ class OutlineEntry:
     page: int | None  # 0-based; None: unresolved
 
 
-# Where a PDF's "%PDF-" header may sit (readers accept junk before it, to 1 KiB).
+# Where a PDF's "%PDF-" header may sit (readers accept junk before it, to 1 KiB):
+# a file pypdf cannot read and that has none there is said to be no PDF.
 HEADER_WITHIN = 1024
 
 
@@ -49,10 +50,6 @@ def convert(data: bytes) -> Converted:
         from pypdf import PdfReader
     except ImportError:
         raise library_missing("pdf") from None
-    if b"%PDF-" not in data[:HEADER_WITHIN]:
-        # Before pypdf: its cause for a text file named .pdf ("Stream has
-        # ended unexpectedly") reads as a damaged PDF.
-        raise ConversionFailed(f"not a PDF: no %PDF- header in its first {HEADER_WITHIN:,} bytes")
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
@@ -62,6 +59,13 @@ def convert(data: bytes) -> Converted:
     except ConversionFailed:
         raise
     except Exception as exc:  # pypdf's errors (PdfReadError and others): this file's alone
+        if b"%PDF-" not in data[:HEADER_WITHIN]:
+            # pypdf's cause for a text file named .pdf ("Stream has ended
+            # unexpectedly") reads as a damaged PDF. Asked only of a file it
+            # could not read: what it reads stays read, whatever its header.
+            raise ConversionFailed(
+                f"not a PDF: no %PDF- header in its first {HEADER_WITHIN:,} bytes"
+            ) from None
         cause = md.one_line(str(exc)) or type(exc).__name__
         raise ConversionFailed(f"cannot read this PDF: {cause}") from None
     if not entries:

@@ -100,6 +100,17 @@ def require_table(conn: Connection, table: ChunkTable, where: str) -> None:
             "--table names the chunk table (made by mdchunks.chunk_table_sql), whose "
             "chunks the sections are rebuilt from"
         )
+    if {"text", "heading_path", "search_vector"} <= present:
+        # The first chunk_table_sql's shape: no line columns (and maybe its
+        # search lengths as generated columns).
+        named = repr(table.name) + (
+            "" if table.pg_schema is None else f", pg_schema_name={table.pg_schema!r}"
+        )
+        raise UsageError(
+            f"table {table.shown!r} lacks the column(s) {', '.join(missing)}: it was made by "
+            "an older mdchunks.chunk_table_sql (to bring it up to date: run the SQL of "
+            f"mdchunks.chunk_table_upgrade_sql({named}); docs/plugin.md)"
+        )
     raise UsageError(
         f"table {table.shown!r} is no chunk table of mdchunks: it lacks the column(s) "
         f"{', '.join(missing)} (a host's table is made by mdchunks.chunk_table_sql)"

@@ -474,10 +474,14 @@ def watch(
                 return
             # Of what it processed, the documents failing now: an added page
             # can be a failed one; a page fixed since is not (its outcome is
-            # newer than its raise, which record_raised would have dropped).
+            # newer than its raise, which record_raised would have dropped),
+            # nor one deleted since (gone as forget_gone_documents tells it).
             processed = ledger.processed
-            failing = {r for r in ledger.raised if r not in processed} | {
-                r for r, o in processed.items() if o.error
+            failing = {
+                rel
+                for rel in {r for r in ledger.raised if r not in processed}
+                | {r for r, o in processed.items() if o.error}
+                if (root_path / rel).is_file()
             }
             counts = (stats.added, stats.reprocessed, stats.deleted, len(failing))
             if counts != shown[-1]:

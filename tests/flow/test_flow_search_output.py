@@ -238,11 +238,14 @@ def test_a_score_too_small_for_three_decimals_keeps_its_digits(
         " 1e-04",
         " 0.000",
     ]
+    # One chunk a paragraph, 3,000 chunks that all hold the word: a score of
+    # about 1e-4, which the CLI must not print as 0.000.
     root = tmp_path / "rivers"
     root.mkdir()
-    for i in range(40):
-        (root / f"r{i}.md").write_text(f"# River {i}\n\nThe river runs past town {i}.\n")
-    assert run_cli("ingest", str(root), "--source", "rivers").code == 0
-    result = run_cli("search", "river", "--source", "rivers", "-k", "1")
+    (root / "river.md").write_text("".join(f"River {i}.\n\n" for i in range(3000)))
+    ingested = run_cli("ingest", str(root), "--source", "rivers", "--chunk-size", "12")
+    assert ingested.code == 0, ingested.err
     [hit] = json_lines(run_cli("search", "river", "--source", "rivers", "-k", "1", "--json"))
-    assert result.code == 0 and result.out.split()[0] == commands._score(hit["score"]).strip()
+    assert 0 < hit["score"] < 0.0005, hit
+    result = run_cli("search", "river", "--source", "rivers", "-k", "1")
+    assert result.code == 0 and result.out.split()[0] == f"{hit['score']:.0e}", result.out

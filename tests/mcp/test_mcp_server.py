@@ -441,6 +441,17 @@ def test_a_host_table_is_searched_and_outlined(
     with psycopg.connect(corpus, autocommit=True) as conn:
         conn.execute(mdchunks.section_table_sql("sections", pg_schema_name="host"))  # type: ignore[arg-type]
         conn.execute("CREATE TABLE host.notes (id uuid, body text)")
+        # The first chunk_table_sql's shape: no line columns.
+        conn.execute(mdchunks.chunk_table_sql("old_pages", pg_schema_name="host"))  # type: ignore[arg-type]
+        conn.execute("ALTER TABLE host.old_pages DROP COLUMN start_line, DROP COLUMN end_line")
+    with pytest.raises(
+        mdchunks.MdchunksError,
+        match=r"^table 'host.old_pages' lacks the column\(s\) start_line, end_line: it was made "
+        r"by an older mdchunks.chunk_table_sql \(to bring it up to date: run the SQL of "
+        r"mdchunks.chunk_table_upgrade_sql\('old_pages', pg_schema_name='host'\); "
+        r"docs/plugin.md\)$",
+    ):
+        mdchunks.search("kettle", table="old_pages", pg_schema="host", database_url=corpus)
     # A table that is no chunk table: one line, before any read (as `mcp` checks at start).
     with pytest.raises(mdchunks.MdchunksError, match=r"'host.sections' is a section table"):
         mdchunks.list_sources(table="sections", pg_schema="host", database_url=corpus)
