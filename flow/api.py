@@ -141,7 +141,8 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
             }
             unfinished = state.unfinished(conn)
             vectors = embedding.counts(conn)
-            for row in conn.execute(QUERIES["status_sources"]):
+            in_progress = {"in_progress": state.RUN_IN_PROGRESS}
+            for row in conn.execute(QUERIES["status_sources"], in_progress):
                 name, root, _recipe, _updated, documents, failed, chunks, with_headings = row
                 sources.append(
                     SourceStatus(

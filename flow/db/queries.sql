@@ -311,13 +311,18 @@ FROM (
 ) s
 LEFT JOIN (
     -- A document a run wrote rows of but did not finish recording (it was
-    -- stopped: its document rows are written after the engine) counts too.
+    -- stopped: its document rows are written after the engine) counts too;
+    -- only a source whose last run did not finish can have one.
     SELECT source, count(*) AS documents, count(*) FILTER (WHERE error IS NOT NULL) AS failed
     FROM (
         SELECT source, rel_path, error FROM mdchunks_documents
         UNION ALL
         SELECT DISTINCT c.source, c.rel_path, NULL FROM content_chunks c
-        WHERE NOT EXISTS (
+        WHERE c.source IN (
+            SELECT source FROM mdchunks_sources
+            WHERE starts_with(state_token, %(in_progress)s::text)
+        )
+          AND NOT EXISTS (
             SELECT 1 FROM mdchunks_documents m
             WHERE m.source = c.source AND m.rel_path = c.rel_path
         )
