@@ -438,6 +438,67 @@ FROM content_chunks c, unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
 WHERE c.source = %(source)s
 GROUP BY t.lexeme;
 
+-- name: search_stats_of_documents
+-- What some documents' chunk rows add to their source's BM25 statistics
+-- (flow/retrieval/lexical.py `StatsDelta`): the lengths here, each lexeme's
+-- share in the next statement, as search_stats_refresh counts them.
+SELECT count(*), coalesce(sum(search_heading_length), 0), coalesce(sum(search_text_length), 0),
+       min(search_heading_length), min(search_text_length)
+FROM content_chunks
+WHERE source = %(source)s AND rel_path = ANY(%(rel_paths)s::text[]);
+
+-- name: search_terms_of_documents
+SELECT u.lexeme, count(*), max(cardinality(u.positions)),
+       coalesce(max(cardinality(array_positions(u.weights, 'A'))), 0)
+FROM content_chunks c, unnest(c.search_vector) AS u
+WHERE c.source = %(source)s AND c.rel_path = ANY(%(rel_paths)s::text[])
+GROUP BY u.lexeme;
+
+-- name: search_stats_add
+-- The lengths' change; the shortest lengths are lower bounds (MaxScore's
+-- ceilings only loosen when a shortest chunk goes).
+UPDATE mdchunks_search_stats
+SET chunks = chunks + %(chunks)s,
+    heading_length = heading_length + %(heading_length)s,
+    text_length = text_length + %(text_length)s,
+    min_heading_length = least(min_heading_length, %(min_heading_length)s),
+    min_text_length = least(min_text_length, %(min_text_length)s),
+    refreshed_at = now()
+WHERE source = %(source)s;
+
+-- name: search_terms_drop
+-- Lexemes no chunk of the source holds any more.
+DELETE FROM mdchunks_search_terms t
+USING jsonb_to_recordset(%(deltas)s::jsonb) AS d(lexeme text, df integer)
+WHERE t.source = %(source)s AND t.lexeme = d.lexeme AND t.df + d.df <= 0;
+
+-- name: search_terms_add
+-- Each lexeme's df change; its most positions in one chunk rise to the new
+-- rows' and never fall (upper bounds; NULL, not kept, stays NULL). A lexeme
+-- new to the source gets the new rows' own, which are exact.
+WITH d AS (
+    SELECT * FROM jsonb_to_recordset(%(deltas)s::jsonb)
+        AS d(lexeme text, df integer, most integer, most_in_heading integer)
+),
+changed AS (
+    UPDATE mdchunks_search_terms t
+    SET df = t.df + d.df,
+        max_occurrences = CASE WHEN t.max_occurrences IS NULL THEN NULL
+                               ELSE greatest(t.max_occurrences, d.most) END,
+        max_heading_occurrences = CASE WHEN t.max_heading_occurrences IS NULL THEN NULL
+                                       ELSE greatest(t.max_heading_occurrences, d.most_in_heading) END
+    FROM d
+    WHERE t.source = %(source)s AND t.lexeme = d.lexeme
+    RETURNING t.lexeme
+)
+INSERT INTO mdchunks_search_terms (source, lexeme, df, max_occurrences, max_heading_occurrences)
+SELECT %(source)s, d.lexeme, d.df, d.most, d.most_in_heading
+FROM d
+WHERE d.df > 0 AND d.lexeme NOT IN (SELECT lexeme FROM changed)
+  AND NOT EXISTS (
+    SELECT 1 FROM mdchunks_search_terms t WHERE t.source = %(source)s AND t.lexeme = d.lexeme
+  );
+
 -- name: search_query_terms
 -- The query's BM25 terms: the lexemes of to_tsvector('english', query), the
 -- very function that made the chunks' vectors (a `<` or `</` read as a space,

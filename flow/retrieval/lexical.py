@@ -22,7 +22,8 @@ that many times, as in bm25s):
   avgdl the mean |d| of the searched chunks.
 - N, df(t), avgdl: over the searched chunks (one source, or all), from the
   statistics every ingest run that changed a source's rows refreshes
-  (`refresh_stats`, under the source's lock). A source that has rows but no
+  (`refresh_stats`, under the source's lock), and a watch moves by each
+  change's documents (`change_stats`). A source that has rows but no
   statistics (written by a host's own app, or before migration 0008 ran) is
   counted live, exact but slower; so is a host's own table (`table`,
   flow/retrieval/tables.py), which has no statistics tables beside it.
@@ -52,6 +53,7 @@ and 3 on the rust-book golden set (docs/search.md).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import uuid
@@ -128,6 +130,72 @@ def refresh_stats(conn: Connection, source: str) -> None:
         chunks = int(row[0]) if row else 0
         terms = "search_terms_refresh" if chunks >= BOUNDS_MIN_CHUNKS else "search_terms_refresh_df"
         conn.execute(QUERIES[terms], {"source": source})
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentsShare:
+    """What some documents' chunk rows add to their source's BM25 statistics:
+    (chunks, heading length, text length, shortest heading, shortest text),
+    and each lexeme's (df, most positions in one chunk, most in one heading)."""
+
+    totals: tuple[int, int, int, int | None, int | None]
+    terms: dict[str, tuple[int, int, int]]
+
+
+def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> DocumentsShare:
+    """The share of `rel_paths`' rows, counted as `refresh_stats` counts all."""
+    where = {"source": source, "rel_paths": list(rel_paths)}
+    row = conn.execute(QUERIES["search_stats_of_documents"], where).fetchone()
+    assert row is not None  # an aggregate always returns a row
+    chunks, heading, text, shortest_heading, shortest_text = row
+    terms = {
+        str(lexeme): (int(df), int(most), int(most_in_heading))
+        for lexeme, df, most, most_in_heading in conn.execute(
+            QUERIES["search_terms_of_documents"], where
+        )
+    }
+    return DocumentsShare(
+        (int(chunks), int(heading), int(text), shortest_heading, shortest_text), terms
+    )
+
+
+def change_stats(
+    conn: Connection, source: str, before: DocumentsShare, after: DocumentsShare
+) -> None:
+    """The source's statistics moved from `before` to `after` (some documents'
+    shares, taken around their writes in the caller's transaction): df, N and
+    the lengths stay exact; the per-lexeme maxima and the shortest lengths are
+    bounds that loosen, never tighten (MaxScore stays exact), until the next
+    `refresh_stats`. A watch's change costs its documents, not the source."""
+    (n0, h0, t0, _, _), (n1, h1, t1, shortest_heading, shortest_text) = before.totals, after.totals
+    conn.execute(
+        QUERIES["search_stats_add"],
+        {
+            "source": source,
+            "chunks": n1 - n0,
+            "heading_length": h1 - h0,
+            "text_length": t1 - t0,
+            "min_heading_length": shortest_heading,
+            "min_text_length": shortest_text,
+        },
+    )
+    deltas = []
+    for lexeme in before.terms.keys() | after.terms.keys():
+        df0 = before.terms.get(lexeme, (0, 0, 0))[0]
+        df1, most, most_in_heading = after.terms.get(lexeme, (0, 0, 0))
+        if df1 != df0 or lexeme in after.terms:
+            deltas.append(
+                {
+                    "lexeme": lexeme,
+                    "df": df1 - df0,
+                    "most": most,
+                    "most_in_heading": most_in_heading,
+                }
+            )
+    if deltas:
+        values = {"source": source, "deltas": json.dumps(deltas)}
+        conn.execute(QUERIES["search_terms_drop"], values)
+        conn.execute(QUERIES["search_terms_add"], values)
 
 
 # A run that wrote at least this many chunk rows, and at least half of the

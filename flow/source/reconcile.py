@@ -164,16 +164,20 @@ def record_documents(
     )
 
 
-def forget_gone_documents(conn: Connection, source: str, root: Path) -> int:
-    """Live mode: delete the document rows, chunk rows and section rows of
-    files no longer under `root`."""
+def gone_documents(conn: Connection, source: str, root: Path) -> list[str]:
+    """Live mode: the documents whose files are no longer under `root`."""
     rel_paths = [
         str(row[0])
         for row in conn.execute(
             "SELECT rel_path FROM mdchunks_documents WHERE source = %s", [source]
         )
     ]
-    gone = [rel for rel in rel_paths if not (root / rel).is_file()]
+    return [rel for rel in rel_paths if not (root / rel).is_file()]
+
+
+def forget_documents(conn: Connection, source: str, gone: list[str]) -> int:
+    """Live mode: delete the document rows, chunk rows and section rows of
+    `gone` (`gone_documents`)."""
     if not gone:
         return 0
     writes.forget(conn, source=source, rel_paths=gone)

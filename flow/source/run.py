@@ -430,6 +430,8 @@ def watch(
         disks = space.watched(state_dir, db.pgdata)
         space.check(disks, started=False)
         state.distrust(conn, source)
+        if not lexical.has_stats(conn, source):  # the changes below move them
+            lexical.refresh_stats(conn, source)
         ledger = RunLedger(
             listing=listing.Listing(root=root_path),
             max_doc_bytes=walk.max_doc_bytes,
@@ -443,11 +445,19 @@ def watch(
 
         def write_documents(*, forget_gone: bool) -> None:
             with conn.transaction():
+                rows = ledger.take_rows()
+                outcomes = [rel for rel, o in ledger.processed.items() if written.get(rel) is not o]
+                gone = reconcile.gone_documents(conn, source, root_path) if forget_gone else []
+                # BM25's statistics follow the rows: the share of the
+                # documents this change touches, before and after (a change
+                # costs its documents, not the whole source).
+                touched = sorted({*rows, *outcomes, *gone})
+                before = lexical.documents_share(conn, source, touched)
                 # Their chunk and section rows first (a document whose rows
                 # the database refuses fails alone, on its document row), then
                 # their document rows, then the rows those no longer declare
                 # (a document that shrank).
-                ledger.refused(writes.write(conn, ledger.take_rows()))
+                ledger.refused(writes.write(conn, rows))
                 fresh = [o for rel, o in ledger.processed.items() if written.get(rel) is not o]
                 reconcile.record_documents(
                     conn, source=source, recipe=recipe.fingerprint(), processed=fresh
@@ -458,14 +468,15 @@ def watch(
                     recipe=recipe.fingerprint(),
                     rel_paths=[o.rel_path for o in fresh],
                 )
-                if forget_gone:
-                    reconcile.forget_gone_documents(conn, source, root_path)
+                reconcile.forget_documents(conn, source, gone)
+                lexical.change_stats(
+                    conn, source, before, lexical.documents_share(conn, source, touched)
+                )
             written.update((o.rel_path, o) for o in fresh)
 
         def changed(stats: engine.EngineStats) -> None:
             write_documents(forget_gone=stats.deleted != deletions[0])
             deletions[0] = stats.deleted
-            lexical.refresh_stats(conn, source)  # BM25's df and lengths follow the rows
             if recipe.embed:
                 # Vectors follow each change the engine reports (rows still being
                 # written are embedded at the next change, or the next ingest).
@@ -475,7 +486,7 @@ def watch(
             # Of what it processed, the documents failing now: an added page
             # can be a failed one; a page fixed since is not (its outcome is
             # newer than its raise, which record_raised would have dropped),
-            # nor one deleted since (gone as forget_gone_documents tells it).
+            # nor one deleted since (gone as gone_documents tells it).
             processed = ledger.processed
             failing = {
                 rel
