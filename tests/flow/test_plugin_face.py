@@ -484,3 +484,15 @@ def test_the_ready_made_function_writes_the_clis_section_rows(
         ).fetchone()
     assert len(cli) > 50 and host == cli
     assert listed and listed[0] > 20
+
+
+def test_a_hosts_chunk_and_section_rows_share_one_section_ids() -> None:
+    # As docs/plugin.md says: one `SectionIds`, importable from mdchunks, for
+    # a document's section rows and its chunk rows, whose section_ids name them.
+    chunking = mdchunks.chunk_markdown("# A\n\nx\n\n## B\n\ny\n")
+    ids = mdchunks.SectionIds("own", "a.md")
+    sections = mdchunks.section_rows(chunking.sections, source="own", rel_path="a.md", ids=ids)
+    (chunk,) = mdchunks.chunk_rows(chunking.chunks, source="own", rel_path="a.md", ids=ids)
+    assert chunk.section_ids == [row.id for row in sections]
+    assert [row.id for row in sections] == [mdchunks.section_id("own", "a.md", i) for i in (0, 1)]
+    assert chunk.section_ids[0] is sections[0].id  # one id object, made once
