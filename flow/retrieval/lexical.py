@@ -21,9 +21,9 @@ that many times, as in bm25s):
   ingest by the trigger that makes the vector, migrations 0008 and 0009);
   avgdl the mean |d| of the searched chunks.
 - N, df(t), avgdl: over the searched chunks (one source, or all), from the
-  statistics that follow the rows under the source's lock: moved by the
-  documents a watch's change or a small run touched (`change_stats`),
-  recounted by any other run that wrote rows (`refresh_stats`). A source that has rows but no
+  statistics every ingest run that changed a source's rows refreshes
+  (`refresh_stats`, under the source's lock), and a watch moves by each
+  change's documents (`change_stats`). A source that has rows but no
   statistics (written by a host's own app, or before migration 0008 ran) is
   counted live, exact but slower; so is a host's own table (`table`,
   flow/retrieval/tables.py), which has no statistics tables beside it.
