@@ -86,26 +86,6 @@ WHERE (d.recipe, d.content_hash, d.size_bytes, d.chunks, d.error, d.merges,
        excluded.error, excluded.merges, excluded.breadcrumb_truncations, excluded.sections,
        excluded.source_format, excluded.import_note);
 
--- name: documents_gone
--- The document rows reconcile_documents is about to delete (their rows'
--- share of BM25's statistics goes with them).
-SELECT d.rel_path FROM mdchunks_documents d
-WHERE d.source = %(source)s
-  AND (
-      d.recipe <> %(recipe)s
-      OR d.rel_path <> ALL(%(mounted)s::text[])
-  );
-
--- name: search_stats_agree
--- Whether the stored statistics still count the source's rows (after they
--- were moved by some documents' share, `lexical.stats_agree`).
-SELECT s.chunks = c.chunks AND s.heading_length = c.heading AND s.text_length = c.text
-FROM mdchunks_search_stats s,
-     (SELECT count(*) AS chunks, coalesce(sum(search_heading_length), 0) AS heading,
-             coalesce(sum(search_text_length), 0) AS text
-      FROM content_chunks WHERE source = %(source)s) c
-WHERE s.source = %(source)s;
-
 -- name: reconcile_documents
 -- Document rows the run did not declare: documents that are not in the
 -- listing (gone, or skipped before processing) or of another recipe.

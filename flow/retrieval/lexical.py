@@ -198,15 +198,6 @@ def change_stats(
         conn.execute(QUERIES["search_terms_add"], values)
 
 
-def stats_agree(conn: Connection, source: str) -> bool:
-    """After `change_stats`: do N and the lengths still count the source's
-    rows? Rows deleted outside the documents whose share was taken (left by
-    a crash, or written by something else) change them; then the caller
-    recounts."""
-    row = conn.execute(QUERIES["search_stats_agree"], {"source": source}).fetchone()
-    return bool(row and row[0])
-
-
 # A run that wrote at least this many chunk rows, and at least half of the
 # table's, rebuilds the search vectors' GIN index (`rebuild_index`).
 REBUILD_MIN_ROWS = 5000

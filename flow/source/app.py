@@ -286,7 +286,6 @@ async def _write_batch(run: RunLedger) -> None:
     backtrace: the rows stay pending, for the reconciliation to write."""
     batch = run.batch()
     run.writing = True
-    run.batches_begun += 1
     try:
         refused = await writes.write_batch(coco.use_context(DB), batch)
     except Exception as exc:

@@ -64,10 +64,6 @@ class RunLedger:
     pending: dict[str, Encoded] = field(default_factory=dict)
     pending_rows: int = 0
     writing: bool = False  # a batch write is in flight (one at a time)
-    # Batch writes begun while the engine ran (each its own transaction): a run
-    # that began none writes all its rows in the reconciliation's, which can
-    # then move BM25's statistics by their documents (flow/source/reconcile.py).
-    batches_begun: int = 0
     # Large documents being chunked in a child process now: rel_path -> bytes
     # (for the progress line; written and read on the engine's event loop).
     in_flight: dict[str, int] = field(default_factory=dict)

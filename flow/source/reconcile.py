@@ -55,7 +55,6 @@ from pathlib import Path
 
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
-from mdchunks.retrieval import lexical
 from mdchunks.source import writes
 from mdchunks.source.ledger import Processed
 
@@ -74,7 +73,6 @@ class Reconciled:
     chunks_deleted: int
     missing: tuple[str, ...]  # listed documents still missing rows
     refused: dict[str, str]  # rel_path -> cause: the database refused its rows
-    stats_moved: bool = False  # BM25's statistics moved by the documents it touched
 
 
 def begin(conn: Connection, source: str) -> RunWindow:
@@ -112,16 +110,10 @@ def reconcile(
     raised: list[str],
     processed: Iterable[Processed],
     rows: Mapping[str, writes.Encoded] | None = None,
-    move_stats: bool = False,
 ) -> Reconciled:
     """`rows`: the chunk and section rows the run has not written yet
     (rel_path -> rows). A document whose rows the database refuses fails
-    alone (`Reconciled.refused`): its document row keeps the cause.
-    `move_stats`: every row the run changes is changed here (no batch was
-    written before), so BM25's statistics are moved by the share of the
-    documents it touches, taken before and after (`lexical.change_stats`),
-    instead of a recount of the source; rows it deletes of other documents
-    (left by something else) are what `lexical.stats_agree` then finds."""
+    alone (`Reconciled.refused`): its document row keeps the cause."""
     params = {
         "source": source,
         "recipe": recipe,
@@ -129,15 +121,10 @@ def reconcile(
         "failed": raised,
         "rel_paths": None,  # reconcile_sections: every document's
     }
-    outcomes_of = list(processed)
     with conn.transaction():
-        if move_stats:
-            gone = [str(row[0]) for row in conn.execute(QUERIES["documents_gone"], params)]
-            touched = sorted({*(rows or {}), *(o.rel_path for o in outcomes_of), *raised, *gone})
-            before = lexical.documents_share(conn, source, touched)
         refused = writes.write(conn, rows or {})
         outcomes = [
-            o.refused(refused[o.rel_path]) if o.rel_path in refused else o for o in outcomes_of
+            o.refused(refused[o.rel_path]) if o.rel_path in refused else o for o in processed
         ]
         record_documents(conn, source=source, recipe=recipe, processed=outcomes)
         documents = conn.execute(QUERIES["reconcile_documents"], params).rowcount
@@ -145,16 +132,9 @@ def reconcile(
         chunks += conn.execute(QUERIES["reconcile_chunks"], params).rowcount
         conn.execute(QUERIES["reconcile_failed_sections"], params)
         conn.execute(QUERIES["reconcile_sections"], params)
-        if move_stats:
-            after = lexical.documents_share(conn, source, touched)
-            lexical.change_stats(conn, source, before, after)
     missing = tuple(row[0] for row in conn.execute(QUERIES["documents_missing_rows"], params))
     return Reconciled(
-        documents_deleted=documents,
-        chunks_deleted=chunks,
-        missing=missing,
-        refused=refused,
-        stats_moved=move_stats,
+        documents_deleted=documents, chunks_deleted=chunks, missing=missing, refused=refused
     )
 
 

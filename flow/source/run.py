@@ -229,11 +229,8 @@ def ingest(
             verify=verify,
             limits=limits,
         )
-        # BM25's statistics can follow the rows by the documents the run
-        # touches when they are trusted to count the rows before it.
-        movable = not state_reset and lexical.has_stats(conn, source)
-        stats, healed, moved = _process_and_reconcile(
-            conn, source, recipe, found, ledger, run_engine, full_reprocess, movable
+        stats, healed = _process_and_reconcile(
+            conn, source, recipe, found, ledger, run_engine, full_reprocess
         )
         # 7. what changed, and BM25's df and lengths follow the rows: before
         # the state is trusted again, so that a run stopped in between leaves
@@ -242,11 +239,7 @@ def ingest(
         deleted = reconcile.rows_deleted(conn, source, window)
         # A run after one that did not finish may find its rows written
         # already (rows that say the same are left alone), not its statistics.
-        # A run that moved them by its documents recounts only if they no
-        # longer count the rows (rows deleted of documents it did not touch).
-        if (written or deleted or state_reset or not lexical.has_stats(conn, source)) and not (
-            moved and lexical.stats_agree(conn, source)
-        ):
+        if written or deleted or state_reset or not lexical.has_stats(conn, source):
             lexical.refresh_stats(conn, source)
         lexical.rebuild_index(conn, written)
         # 8. trusted again
@@ -341,15 +334,11 @@ def _process_and_reconcile(
     ledger: RunLedger,
     run_engine: Callable[[RunLedger, bool], engine.EngineStats],
     full_reprocess: bool,
-    movable: bool,
-) -> tuple[engine.EngineStats, bool, bool]:
+) -> tuple[engine.EngineStats, bool]:
     """Phase 6: the engine over the listing, then the source's rows made to
     equal what the run declared. Documents with missing rows mean the engine
     state does not describe this database: everything is re-processed once
-    (`healed`). `ledger` ends up holding every outcome of the run. `movable`:
-    the statistics count the rows before the run; the reconciliation then
-    moves them by the documents it touches when it writes all the run's rows
-    (no batch was begun while the engine ran): the last value returned."""
+    (`healed`). `ledger` ends up holding every outcome of the run."""
     stats = run_engine(ledger, full_reprocess)
     result = reconcile.reconcile(
         conn,
@@ -359,7 +348,6 @@ def _process_and_reconcile(
         raised=list(ledger.raised),
         processed=ledger.processed.values(),
         rows=ledger.take_rows(),
-        move_stats=movable and ledger.batches_begun == 0,
     )
     ledger.refused(result.refused)
     healed = False
@@ -392,9 +380,7 @@ def _process_and_reconcile(
             "after a full "
             f"re-process ({shown}); is another tool writing to content_chunks?"
         )
-    # A healed run wrote in batches and reconciled again: its statistics are
-    # recounted.
-    return stats, healed, result.stats_moved and not healed
+    return stats, healed
 
 
 def watch(

@@ -216,38 +216,3 @@ def _spans(text: str, rel_path: str, recipe: Recipe) -> list[tuple[int, int]]:
     # The product's split repairs what the splitter loses or oversizes
     # (heading_index/coverage.py): so do the expected rows.
     return repair_spans(text, spans, recipe.chunk_size)
-
-
-_STATS = "SELECT chunks, heading_length, text_length FROM mdchunks_search_stats WHERE source = %s"
-_TERMS = (
-    "SELECT lexeme, df, max_occurrences, max_heading_occurrences FROM mdchunks_search_terms "
-    "WHERE source = %s ORDER BY lexeme"
-)
-
-
-def _stored_stats(url: str, source: str) -> tuple[Any, dict[str, Any]]:
-    with psycopg.connect(url) as conn:
-        totals = conn.execute(_STATS, [source]).fetchone()
-        terms = {row[0]: row[1:] for row in conn.execute(_TERMS, [source])}
-    return totals, terms
-
-
-def assert_stats_count_the_rows(url: str, source: str = "docs") -> None:
-    """The source's stored BM25 statistics are what a recount of its rows
-    gives (`lexical.refresh_stats`, with every bound kept): N, the lengths and
-    each lexeme's df exactly; a stored bound no tighter than the rows'."""
-    import pytest
-    from mdchunks.db import database
-    from mdchunks.retrieval import lexical
-
-    stored = _stored_stats(url, source)
-    with pytest.MonkeyPatch.context() as patch, database.connect(url) as conn:
-        patch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 0)  # exact bounds, to check the kept ones
-        lexical.refresh_stats(conn, source)
-    recounted = _stored_stats(url, source)
-    assert stored[0] == recounted[0]
-    assert {k: v[0] for k, v in stored[1].items()} == {k: v[0] for k, v in recounted[1].items()}
-    for lexeme, (_, most, most_in_heading) in recounted[1].items():
-        kept = stored[1][lexeme]
-        assert kept[1] is None or kept[1] >= most, (lexeme, kept, most)
-        assert kept[2] is None or kept[2] >= most_in_heading, (lexeme, kept, most_in_heading)

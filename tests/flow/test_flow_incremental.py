@@ -5,19 +5,12 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import mdchunks
 import psycopg
 import pytest
 from conftest import Ingest, RunCli
-from flow_checks import (
-    assert_rows_match_files,
-    assert_stats_count_the_rows,
-    fetch,
-    rows_by_document,
-    xmins,
-)
+from flow_checks import assert_rows_match_files, fetch, rows_by_document, xmins
 from mdchunks import Recipe
 from mdchunks.db import migrate
 from mdchunks.retrieval import lexical
@@ -256,54 +249,3 @@ def test_a_run_that_writes_most_of_the_table_rebuilds_its_search_index(
     ingest(docs, recipe=smaller)  # a backfill writes them all again
     assert _search_index_file(database_url) != rebuilt
     assert_rows_match_files(database_url, docs, recipe=smaller)
-
-
-def test_a_run_of_few_documents_moves_the_statistics_by_them(
-    ingest: Ingest, docs: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A run that wrote all its rows in the reconciliation moves BM25's
-    # statistics by the share of the documents it touched: edited, shrunk,
-    # added, removed and failed ones. No recount of the source; the same
-    # figures as one (flow/source/reconcile.py).
-    ingest(docs)
-    recounts: list[str] = []
-    recount = lexical.refresh_stats
-
-    def counted(conn: Any, source: str) -> None:
-        recounts.append(source)
-        recount(conn, source)
-
-    monkeypatch.setattr(lexical, "refresh_stats", counted)
-    (docs / OWNERSHIP).write_text((docs / OWNERSHIP).read_text() + "\n## Closing\n\nzyzzyva.\n")
-    (docs / STRINGS).write_text((docs / STRINGS).read_text()[:3000])
-    (docs / "added.md").write_text("# Added\n\nA page about quokkas.\n")
-    (docs / "bad.md").write_bytes(b"# Bad\n\n\xff\xfe not UTF-8\n")
-    removed = next(
-        p
-        for p in sorted(docs.rglob("*.md"))
-        if p.name not in {"added.md", "bad.md"}
-        and p.relative_to(docs).as_posix() not in {OWNERSHIP, STRINGS}
-    )
-    removed.unlink()
-
-    report = ingest(docs)
-
-    assert (report.processed, report.failed, report.removed) == (3, 1, 1), report
-    assert report.rows_written > 0
-    assert recounts == []
-    assert_stats_count_the_rows(database_url)
-    assert mdchunks.search("zyzzyva quokkas", database_url=database_url, source="docs")
-
-    # Rows of a document the run did not touch, deleted by its reconciliation
-    # (left by something else): the statistics no longer count the rows, so
-    # the run recounts them.
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(
-            "INSERT INTO content_chunks (id, source, rel_path, position, char_start, char_end, "
-            "text, recipe) SELECT gen_random_uuid(), source, 'stray.md', 0, 0, 5, 'stray', recipe "
-            "FROM content_chunks WHERE source = 'docs' LIMIT 1"
-        )
-    (docs / "added.md").write_text("# Added\n\nA page about quokkas, edited.\n")
-    assert ingest(docs).processed == 1
-    assert recounts == ["docs"]
-    assert_stats_count_the_rows(database_url)
