@@ -52,7 +52,7 @@ INGEST_GRANTS = {
     "mdchunks_recipes": "SELECT, INSERT",
     # BM25's statistics, recomputed by every run that changed rows (migration 0008).
     "mdchunks_search_stats": "SELECT, INSERT, UPDATE, DELETE",
-    "mdchunks_search_terms": "SELECT, INSERT, DELETE",
+    "mdchunks_search_terms": "SELECT, INSERT, UPDATE, DELETE",  # UPDATE: a watch moves them
     f"{migrate.BOOKKEEPING_SCHEMA}.{migrate.MIGRATION_TABLE}": "SELECT",
 }
 
