@@ -99,6 +99,13 @@ def _installed() -> bool:
     return installed.is_file() and installed.stat().st_mtime >= lock.stat().st_mtime
 
 
+def _cause(stderr: str) -> str:
+    """The line of a failed tool's stderr that says why (Node ends with its version line)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line or line.startswith("npm ERR!")]
+    return (errors or lines or ["no message"])[0 if errors else -1]
+
+
 def ensure_installed() -> None:
     """`npm ci` into the spike's folder unless node_modules is already the lock file's."""
     _tool("node")
@@ -112,8 +119,9 @@ def ensure_installed() -> None:
         check=False,
     )
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise ReferenceUnavailable(f"npm ci in {SPIKE_DIR}: exit {done.returncode}: {last}")
+        raise ReferenceUnavailable(
+            f"npm ci in {SPIKE_DIR}: exit {done.returncode}: {_cause(done.stderr)}"
+        )
 
 
 def run_remark(corpus_dir: Path) -> str:
@@ -129,8 +137,9 @@ def run_remark(corpus_dir: Path) -> str:
         check=False,
     )
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise ReferenceUnavailable(f"{HEADINGS_SCRIPT.name}: exit {done.returncode}: {last}")
+        raise ReferenceUnavailable(
+            f"{HEADINGS_SCRIPT}: exit {done.returncode}: {_cause(done.stderr)}"
+        )
     return done.stdout
 
 

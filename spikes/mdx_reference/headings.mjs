@@ -119,7 +119,15 @@ function headingsOf(root, rel) {
   }
 }
 
-function main(argv) {
+async function readStdin() {
+  // Not readFileSync(0): on a pipe Node may have made non-blocking, it fails with EAGAIN.
+  let text = ''
+  process.stdin.setEncoding('utf8')
+  for await (const chunk of process.stdin) text += chunk
+  return text
+}
+
+async function main(argv) {
   if (argv.length < 1) {
     process.stderr.write('usage: node headings.mjs ROOT [REL_PATH... | -]\n')
     process.exit(2)
@@ -127,11 +135,11 @@ function main(argv) {
   const [root, ...rest] = argv
   let files = rest
   if (rest.length === 1 && rest[0] === '-') {
-    files = readFileSync(0, 'utf8').split('\n').filter((line) => line !== '')
+    files = (await readStdin()).split('\n').filter((line) => line !== '')
   } else if (rest.length === 0) {
     files = markdownFiles(root)
   }
   for (const rel of files) process.stdout.write(JSON.stringify(headingsOf(root, rel)) + '\n')
 }
 
-main(process.argv.slice(2))
+await main(process.argv.slice(2))
