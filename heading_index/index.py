@@ -53,10 +53,13 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
     mdx = dialect == "mdx"
     # What the parser reads: for MDX a masked copy, same code points, same lines.
     hidden: tuple[tuple[int, int], ...] = ()
+    blank_or_not = text
     if mdx:
         mdx_scan = scan(text)
         source = unindent(encode(mdx_scan.masked), parse)
         hidden = mdx_scan.hidden
+        # Blank for a lead-in: in MDX, ESM and tags on lines of their own too.
+        blank_or_not = mdx_scan.blank
     else:
         source = encode(text)
     prefix_length = heading_prefix_length(source)
@@ -95,8 +98,6 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
         [heading.level for heading in located], [heading.start for heading in located], len(text)
     )
     front_matter_end = _front_matter_end(text, source, blocks.original(front_matter_end_byte(tree)))
-    # Blank for the lead-in: in MDX, ESM and tags on lines of their own too.
-    blank_or_not = source.decode("utf-8") if mdx else text
     headings: list[Heading] = []
     for i, heading in enumerate(located):
         parent = structure.parents[i]

@@ -45,7 +45,7 @@ _ESM = re.compile(r"(?:import|export)(?=[ \t{*])")
 # Block quote markers and list markers before a line's content.
 _CONTAINER = re.compile(r"[ \t]*(?:>|(?:[-+*]|[0-9]{1,9}[.)])(?=[ \t]|$))")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)")
-_TAG_NAME = re.compile(r"[A-Za-z_$][\w$.:-]*")
+_TAG_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$.:-]*")
 _SPACE = re.compile(r"[ \t\r\n]*")
 # A tag longer than this is no tag (MDX would have refused the page): the scan
 # of a stray `<` stays bounded.
@@ -63,6 +63,7 @@ class MdxScan:
     """What the parser reads of an MDX document, and what of it is no content."""
 
     masked: str  # same code points and lines as the text (before unindenting)
+    blank: str  # the same with every flow construct blank (what is blank for a lead-in)
     # ESM blocks and flow comments (`{/* ... */}` alone on their lines), in order.
     hidden: tuple[tuple[int, int], ...]
 
@@ -75,7 +76,11 @@ def scan(text: str) -> MdxScan:
         for start, end, fill in constructs
         if fill == "E" or (fill == " " and text[start] == "{" and _is_comment(text[start:end]))
     )
-    return MdxScan(_move_indentation(_mask(text, constructs), moves), hidden)
+    return MdxScan(
+        _move_indentation(_mask(text, constructs, breaks=True), moves),
+        _mask(text, constructs, breaks=False),
+        hidden,
+    )
 
 
 def mask(text: str) -> str:
@@ -90,8 +95,8 @@ def _is_comment(expression: str) -> bool:
 
 def _constructs(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, int]]]:
     """(start, end, fill) of every ESM block, expression and tag outside
-    fenced code and front matter, in order: fill "E" for ESM, " " for flow,
-    "x" inline;
+    fenced code and front matter, and of the lines of fenced code, in order:
+    fill "E" for ESM, " " for flow, "x" inline, "F" for code;
     and (start, width) of the indentation to move to the end of its line on
     closing fences indented deeper than their opening fence (MDX closes a
     fence at any indentation, CommonMark at most 3 columns in)."""
@@ -111,6 +116,11 @@ def _constructs(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, 
                 if indentation > fence[2]:
                     moves.append((position + fence[2], indentation - fence[2]))
                 fence = None
+            elif line:
+                # Code is never a heading: blank, it cannot end the indented
+                # block CommonMark may first take the fence for (a line of
+                # code at column 0 inside a fence indented under a tag).
+                found.append((position, eol, "F"))
             position = _next_line(text, eol)
             continue
         if not line.strip(" \t"):
@@ -314,18 +324,32 @@ def _tag_end(text: str, start: int) -> int:
     return -1
 
 
-def _mask(text: str, constructs: list[tuple[int, int, str]]) -> str:
-    """`text` with each construct's characters but line endings replaced by its fill."""
+def _mask(text: str, constructs: list[tuple[int, int, str]], *, breaks: bool) -> str:
+    """`text` with each construct's characters but line endings replaced: an
+    inline one's by `x`s, a flow one's by spaces; with `breaks`, a flow
+    construct that opens its line starts with `***` instead, a thematic break:
+    like the JSX or ESM there, it closes the lists and quotes before it that
+    it is not indented into, and it ends a paragraph (never a setext underline)."""
     pieces: list[str] = []
     position = 0
+    broken_line = -1  # the start of the last line given a break
     for start, end, fill in constructs:
         if start < position:
             continue
         pieces.append(text[position:start])
-        pieces.append(re.sub(r"[^\r\n]", "x" if fill == "x" else " ", text[start:end]))
+        masked = re.sub(r"[^\r\n]", "x" if fill == "x" else " ", text[start:end])
+        line = _line_start(text, start)
+        if breaks and fill in " E" and line != broken_line and masked.startswith("   "):
+            masked = "***" + masked[3:]
+            broken_line = line
+        pieces.append(masked)
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def _line_start(text: str, position: int) -> int:
+    return max(text.rfind("\n", 0, position), text.rfind("\r", 0, position)) + 1
 
 
 def _move_indentation(text: str, moves: list[tuple[int, int]]) -> str:
