@@ -25,8 +25,8 @@ from mdchunks.heading_index import build_index, dialect_for
 from mdchunks.heading_index.blocks import content_start
 from mdchunks.heading_index.mdx import mask
 from mdchunks.heading_index.sections import document_sections
-from spikes.mdx_reference import STARLIGHT_REFERENCE, load_reference
 
+from spikes.mdx_reference import STARLIGHT_REFERENCE, load_reference
 from tests.hypothesis_budget import examples
 
 STARLIGHT = Path(__file__).resolve().parents[2] / "corpora" / "starlight-docs"
@@ -139,7 +139,10 @@ def test_the_masked_text_keeps_every_offset_and_line() -> None:
 
 
 def test_esm_at_the_top_is_no_preamble_and_no_lead_in() -> None:
-    text = "---\ntitle: T\n---\nimport A from './a.astro';\nimport B from './b';\n\n<A>\n\n## One\n\nbody\n</A>\n"
+    text = (
+        "---\ntitle: T\n---\nimport A from './a.astro';\nimport B from './b';\n\n"
+        "<A>\n\n## One\n\nbody\n</A>\n"
+    )
     index = build_index(text, "mdx")
     assert index.hidden == ((text.index("import A"), text.index("\n\n<A>")),)
     assert content_start(text, index, index.headings[0].start) == index.hidden[0][1]
