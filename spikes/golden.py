@@ -9,18 +9,19 @@ A golden set is a JSON Lines file, one query per line:
 `spikes.corpus.read_corpus` names it); `heading_path` is the plain heading
 texts that `heading_index.build_index` gives (for an `.mdx` document, its MDX
 dialect, `dialect="mdx"`, where the installed index has it: see
-`index_document`). Blank lines are skipped; keys
-other than the six are ignored, so a set may carry notes.
+`index_document`). Blank lines are skipped; keys other than the six are
+ignored, so a set may carry notes.
 
-`verify(queries, corpus)` returns every problem it finds (an empty tuple
+`verify(queries, corpus, language="en")` returns every problem it finds (an empty tuple
 proves the set); each line must satisfy all of:
 
 1. `id` non-empty and unique in the set; `query` non-empty; `kind` one of
    `KINDS`.
 2. `fact` is one line (no line break), 25-120 code points (in a CJK set,
    25-120 columns: a wide or fullwidth code point counts 2, see
-   `fact_length`), without leading, trailing or repeated whitespace (so the verbatim fact and the
-   whitespace-collapsed fact of the hit rule are the same string).
+   `fact_length`), without leading, trailing or repeated whitespace (so the
+   verbatim fact and the whitespace-collapsed fact of the hit rule are the
+   same string).
 3. `file` is a document of the corpus and `fact` occurs in its text exactly
    once, verbatim.
 4. `fact` occurs exactly once in the whole corpus under the hit rule of
@@ -62,7 +63,7 @@ set a query's shared units are its content words as above (a query may name
 fact: every two adjacent CJK code points (Han, kana, Hangul; after NFKC)
 within one run of them, as Lucene's CJK analyzer pairs them, less the
 language's `STOP_BIGRAMS` (function words and endings such as 如何, 可以,
-ます, 합니다's 니다) and, in Japanese, bigrams of two hiragana (particles and
+使用, the 니다 of 합니다) and, in Japanese, bigrams of two hiragana (particles and
 endings: する, には). So "站点地图" shares three bigrams with any fact that
 holds 站点地图 and is refused: a query must not copy the fact's term. A CJK
 code point carries about a word, so the fact's length counts columns, not
@@ -72,9 +73,10 @@ code points: a wide or fullwidth code point (East Asian Width W or F) counts
 The kinds `section-scoped`, `paraphrase` and `near-duplicate` are the
 author's claim about why a query is hard; only the rules above are checked.
 
-`python -m spikes.golden [--corpus PATH] [--golden FILE]` (default: the shipped
-rust-book set over the bundled `corpora/rust-book`) prints the problems
-(exit status 1) or a one-line summary per kind (exit status 0).
+`python -m spikes.golden [--corpus PATH] [--golden FILE] [--language L]`
+(default: the shipped rust-book set over the bundled `corpora/rust-book`)
+prints the problems (exit status 1) or a one-line summary per kind (exit
+status 0).
 """
 
 from __future__ import annotations
