@@ -445,6 +445,53 @@ def test_mdx_documents_are_indexed_in_the_mdx_dialect_when_build_index_has_one(
     assert [dialect for _, dialect in calls] == ["mdx", "mdx", "commonmark"]
 
 
+# A fence opened inside a JSX component: CommonMark's HTML block swallows the
+# opening fence, so the shell comment after the blank line becomes an H1;
+# MDX pairs the fence inside the component (issue 37).
+JSX_FENCE_PAGE = """\
+---
+title: Deploy
+---
+
+## Setup
+
+<Accordion title="Build">
+  ```yaml
+
+  # Build workflow
+  run: make
+  ```
+</Accordion>
+
+The pipeline runs the build whenever the main branch changes.
+"""
+
+
+def test_verify_reads_an_mdx_page_as_mdx_and_a_markdown_page_as_commonmark(
+    tmp_path: Path,
+) -> None:
+    corpora = {}
+    for name in ("deploy.mdx", "deploy.md"):
+        root = tmp_path / name.replace(".", "-")
+        root.mkdir()
+        (root / name).write_text(JSX_FENCE_PAGE, encoding="utf-8")
+        corpora[name] = read_corpus(root)
+    query = GoldenQuery(
+        id="mdx-1",
+        query="When does CI start?",
+        fact="The pipeline runs the build whenever the main branch changes.",
+        file="deploy.mdx",
+        heading_path=("Setup",),
+        kind="paraphrase",
+        line=1,
+    )
+    assert verify([query], corpora["deploy.mdx"]) == ()
+    as_markdown = replace(query, file="deploy.md")
+    assert messages(corpora["deploy.md"], as_markdown) == [
+        "wrong heading path: the fact lies under Build workflow, not Setup"
+    ]
+
+
 def test_mdx_documents_are_indexed_as_commonmark_while_build_index_has_no_dialect(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
