@@ -10,7 +10,7 @@ from mdchunks.heading_index.inline_syntax import normalize_label
 from mdchunks.heading_index.inline_text import plain_text
 from mdchunks.heading_index.link_refs import parse_definitions
 from mdchunks.heading_index.markers import atx_content, lines_with_offsets, setext_content
-from mdchunks.heading_index.mdx import DIALECTS, Dialect, heading_source, mask, unindent
+from mdchunks.heading_index.mdx import DIALECTS, Dialect, heading_source, scan, unindent
 from mdchunks.heading_index.model import Heading, HeadingIndex
 from mdchunks.heading_index.offsets import code_point_offsets
 from mdchunks.heading_index.parse import (
@@ -52,10 +52,16 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
         return HeadingIndex(headings=(), length=0)
     mdx = dialect == "mdx"
     # What the parser reads: for MDX a masked copy, same code points, same lines.
-    source = unindent(encode(mask(text)), parse) if mdx else encode(text)
+    hidden: tuple[tuple[int, int], ...] = ()
+    if mdx:
+        mdx_scan = scan(text)
+        source = unindent(encode(mdx_scan.masked), parse)
+        hidden = mdx_scan.hidden
+    else:
+        source = encode(text)
     prefix_length = heading_prefix_length(source)
     if prefix_length == 0:
-        return HeadingIndex(headings=(), length=len(text))
+        return HeadingIndex(headings=(), length=len(text), hidden=hidden)
     blocks, tree = _parse_blocks(source[:prefix_length])
     located = _locate(
         text,
@@ -108,7 +114,7 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
                 lead_in=lead_in,
             )
         )
-    return HeadingIndex(headings=tuple(headings), length=len(text))
+    return HeadingIndex(headings=tuple(headings), length=len(text), hidden=hidden)
 
 
 def _parse_blocks(source: bytes) -> tuple[Skeleton, Tree]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from tree_sitter import Node, Tree
@@ -57,16 +58,40 @@ def dialect_for(rel_path: str) -> Dialect:
     return "mdx" if rel_path.lower().endswith(".mdx") else "commonmark"
 
 
-def mask(text: str) -> str:
-    """The masked text (see the module docstring), before unindenting: same
-    code points, same line endings."""
+@dataclass(frozen=True, slots=True)
+class MdxScan:
+    """What the parser reads of an MDX document, and what of it is no content."""
+
+    masked: str  # same code points and lines as the text (before unindenting)
+    # ESM blocks and flow comments (`{/* ... */}` alone on their lines), in order.
+    hidden: tuple[tuple[int, int], ...]
+
+
+def scan(text: str) -> MdxScan:
+    """The masked text (see the module docstring) and the spans that are no content."""
     constructs, moves = _constructs(text)
-    return _move_indentation(_mask(text, constructs), moves)
+    hidden = tuple(
+        (start, end)
+        for start, end, fill in constructs
+        if fill == "E" or (fill == " " and text[start] == "{" and _is_comment(text[start:end]))
+    )
+    return MdxScan(_move_indentation(_mask(text, constructs), moves), hidden)
+
+
+def mask(text: str) -> str:
+    """The masked text alone."""
+    return scan(text).masked
+
+
+def _is_comment(expression: str) -> bool:
+    inner = expression[1:-1].strip()
+    return inner.startswith("/*") and inner.endswith("*/") and "*/" not in inner[2:-2]
 
 
 def _constructs(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, int]]]:
     """(start, end, fill) of every ESM block, expression and tag outside
-    fenced code and front matter, in order: fill " " for flow, "x" inline;
+    fenced code and front matter, in order: fill "E" for ESM, " " for flow,
+    "x" inline;
     and (start, width) of the indentation to move to the end of its line on
     closing fences indented deeper than their opening fence (MDX closes a
     fence at any indentation, CommonMark at most 3 columns in)."""
@@ -101,7 +126,7 @@ def _constructs(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, 
             continue
         if block_start and not broken and _ESM.match(text, position):
             end = _script_end(text, position, esm=True)
-            found.append((position, end, " "))
+            found.append((position, end, "E"))  # ESM: masked as spaces
             position = _next_line(text, end)
             block_start = True
             continue
@@ -297,7 +322,7 @@ def _mask(text: str, constructs: list[tuple[int, int, str]]) -> str:
         if start < position:
             continue
         pieces.append(text[position:start])
-        pieces.append(re.sub(r"[^\r\n]", fill, text[start:end]))
+        pieces.append(re.sub(r"[^\r\n]", "x" if fill == "x" else " ", text[start:end]))
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
