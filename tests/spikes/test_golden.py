@@ -35,6 +35,7 @@ from spikes.golden import (
     shared_units,
     verify,
 )
+from spikes.mdx_reference import STARLIGHT_REFERENCE, load_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 RUST_BOOK = ROOT / "corpora" / "rust-book"
@@ -116,6 +117,26 @@ def test_the_starlight_sets_ask_each_language_its_own_pages() -> None:
     # Most answers sit on MDX pages whose title is only in front matter.
     mdx = sum(1 for query in english if query.file.endswith(".mdx"))
     assert mdx >= len(english) * 3 // 4, mdx
+
+
+@pytest.mark.parametrize("name", [name for name in SHIPPED_SETS if name.startswith("starlight")])
+def test_the_starlight_heading_paths_are_remark_mdxs(name: str) -> None:
+    # Each answer's path read from the committed remark-mdx reference
+    # (spikes/mdx_reference), not from our index: the last heading whose
+    # first line is at or before the fact's line, with its ancestors.
+    reference = load_reference(STARLIGHT_REFERENCE)
+    golden, corpus = SHIPPED_SETS[name]
+    for query in load_golden(golden):
+        text = (corpus / query.file).read_text(encoding="utf-8")
+        line = text[: text.index(query.fact)].count("\n") + 1
+        path: list[tuple[int, str]] = []
+        for heading in reference[query.file]:
+            if heading.line > line:
+                break
+            while path and path[-1][0] >= heading.level:
+                path.pop()
+            path.append((heading.level, heading.text))
+        assert tuple(text for _, text in path) == query.heading_path, query.id
 
 
 # ------------------------------------------------------------ the toy corpus
