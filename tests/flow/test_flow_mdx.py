@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Ingest
-from flow_checks import assert_rows_match_files, fetch, rows_by_document
+from flow_checks import assert_rows_match_files, fetch
 from mdchunks import Recipe
 
 STARLIGHT = Path(__file__).resolve().parents[2] / "corpora" / "starlight-docs"
