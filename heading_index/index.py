@@ -56,7 +56,7 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
     blank_or_not = text
     if mdx:
         mdx_scan = scan(text)
-        source = unindent(encode(mdx_scan.masked), parse)
+        source = encode(mdx_scan.masked)
         hidden = mdx_scan.hidden
         # Blank for a lead-in: in MDX, ESM and tags on lines of their own too.
         blank_or_not = mdx_scan.blank
@@ -65,7 +65,13 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
     prefix_length = heading_prefix_length(source)
     if prefix_length == 0:
         return HeadingIndex(headings=(), length=len(text), hidden=hidden)
-    blocks, tree = _parse_blocks(source[:prefix_length])
+    if mdx:
+        # Moving indentation within lines keeps every line's candidates for
+        # a heading: the prefix is the same before and after.
+        head, blocks, tree = unindent(source[:prefix_length], _parse_blocks)
+        source = head + source[prefix_length:]
+    else:
+        blocks, tree = _parse_blocks(source[:prefix_length])
     located = _locate(
         text,
         source,

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from mdchunks.heading_index.skeleton import Skeleton
 from tree_sitter import Node, Tree
 
 Dialect = Literal["commonmark", "mdx"]
@@ -37,6 +38,7 @@ DIALECTS: tuple[Dialect, ...] = ("commonmark", "mdx")
 
 _FRONT_MATTER = re.compile(r"(?:---|\+\+\+)[ \t]*(?:\r\n|\r|\n)")
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_NOT_LINE_END = re.compile(r"[^\r\n]")
 # What may start a construct inside a line (a code span, an escape, an
 # expression, a tag): lines with none of these are skipped at C speed.
 _INTERESTING = re.compile(r"[`\\{<]")
@@ -44,6 +46,7 @@ _INTERESTING = re.compile(r"[`\\{<]")
 _ESM = re.compile(r"(?:import|export)(?=[ \t{*])")
 # Block quote markers and list markers before a line's content.
 _CONTAINER = re.compile(r"[ \t]*(?:>|(?:[-+*]|[0-9]{1,9}[.)])(?=[ \t]|$))")
+_MAY_PREFIX = frozenset(" \t>-+*0123456789")
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)")
 _TAG_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$.:-]*")
 _SPACE = re.compile(r"[ \t\r\n]*")
@@ -76,11 +79,8 @@ def scan(text: str) -> MdxScan:
         for start, end, fill in constructs
         if fill == "E" or (fill == " " and text[start] == "{" and _is_comment(text[start:end]))
     )
-    return MdxScan(
-        _move_indentation(_mask(text, constructs, breaks=True), moves),
-        _mask(text, constructs, breaks=False),
-        hidden,
-    )
+    parser, blank = _masks(text, constructs)
+    return MdxScan(_move_indentation(parser, moves), blank, hidden)
 
 
 def mask(text: str) -> str:
@@ -105,6 +105,7 @@ def _constructs(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, 
     n = len(text)
     position = _front_matter_end(text)
     fence: tuple[str, int, int] | None = None  # its character, length and indentation
+    code_start = -1  # where the open fence's code starts
     block_start = True  # the line begins a block (after a blank line or a flow construct)
     broken = False  # an expression ran to the end: MDX refuses the page; the rest is text
     while position < n:
@@ -112,15 +113,15 @@ def _constructs(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, 
         line = text[position:eol]
         if fence is not None:
             if _closes(line, fence):
+                # Code is never a heading: blank, a line of code at column 0
+                # inside a fence indented under a tag cannot end the indented
+                # block CommonMark may first take the fence for.
+                if position > code_start:
+                    found.append((code_start, position, "F"))
                 indentation = len(line) - len(line.lstrip(" \t"))
                 if indentation > fence[2]:
                     moves.append((position + fence[2], indentation - fence[2]))
                 fence = None
-            elif line:
-                # Code is never a heading: blank, it cannot end the indented
-                # block CommonMark may first take the fence for (a line of
-                # code at column 0 inside a fence indented under a tag).
-                found.append((position, eol, "F"))
             position = _next_line(text, eol)
             continue
         if not line.strip(" \t"):
@@ -132,7 +133,7 @@ def _constructs(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, 
         if opened and not (opened.group(1)[0] == "`" and "`" in opened.group(2)):
             fence = (opened.group(1)[0], len(opened.group(1)), len(line) - len(line.lstrip(" \t")))
             block_start = False
-            position = _next_line(text, eol)
+            position = code_start = _next_line(text, eol)
             continue
         if block_start and not broken and _ESM.match(text, position):
             end = _script_end(text, position, esm=True)
@@ -148,6 +149,8 @@ def _constructs(text: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, 
         found.extend((start, end, fill) for start, end in line_constructs)
         block_start = flow
         position = _next_line(text, line_end)
+    if fence is not None and n > code_start:
+        found.append((code_start, n, "F"))
     return found, moves
 
 
@@ -324,28 +327,39 @@ def _tag_end(text: str, start: int) -> int:
     return -1
 
 
-def _mask(text: str, constructs: list[tuple[int, int, str]], *, breaks: bool) -> str:
+def _masks(text: str, constructs: list[tuple[int, int, str]]) -> tuple[str, str]:
     """`text` with each construct's characters but line endings replaced: an
-    inline one's by `x`s, a flow one's by spaces; with `breaks`, a flow
-    construct that opens its line starts with `***` instead, a thematic break:
-    like the JSX or ESM there, it closes the lists and quotes before it that
-    it is not indented into, and it ends a paragraph (never a setext underline)."""
-    pieces: list[str] = []
+    inline one's by `x`s, a flow one's by spaces. Two views: in the parser's,
+    a flow construct (not code) that opens its line starts with `***` instead,
+    a thematic break: like the JSX or ESM there, it closes the lists and
+    quotes before it that it is not indented into, and it ends a paragraph
+    (never a setext underline); in the other every flow construct is blank."""
+    parser: list[str] = []
+    blank: list[str] = []
     position = 0
     broken_line = -1  # the start of the last line given a break
     for start, end, fill in constructs:
         if start < position:
             continue
-        pieces.append(text[position:start])
-        masked = re.sub(r"[^\r\n]", "x" if fill == "x" else " ", text[start:end])
+        before = text[position:start]
+        parser.append(before)
+        blank.append(before)
+        segment = text[start:end]
+        char = "x" if fill == "x" else " "
+        if "\n" in segment or "\r" in segment:
+            masked = _NOT_LINE_END.sub(char, segment)
+        else:
+            masked = char * len(segment)
+        blank.append(masked)
         line = _line_start(text, start)
-        if breaks and fill in " E" and line != broken_line and masked.startswith("   "):
+        if fill in " E" and line != broken_line and masked.startswith("   "):
             masked = "***" + masked[3:]
             broken_line = line
-        pieces.append(masked)
+        parser.append(masked)
         position = end
-    pieces.append(text[position:])
-    return "".join(pieces)
+    parser.append(text[position:])
+    blank.append(text[position:])
+    return "".join(parser), "".join(blank)
 
 
 def _line_start(text: str, position: int) -> int:
@@ -365,25 +379,30 @@ def _move_indentation(text: str, moves: list[tuple[int, int]]) -> str:
     return "".join(pieces)
 
 
-def unindent(source: bytes, parse_tree: Callable[[bytes], Tree]) -> bytes:
+def unindent(
+    source: bytes, parse_blocks: Callable[[bytes], tuple[Skeleton, Tree]]
+) -> tuple[bytes, Skeleton, Tree]:
     """Move the indentation of lines CommonMark reads as top-level indented
     code, or as indented continuation lines of a paragraph, to their ends:
     MDX has no indented code, so such a line is a block of its own kind there.
-    `parse_tree` parses bytes (`heading_index.parse.parse`). Rounds until no
-    such line is left, at most `_UNINDENT_ROUNDS` parses."""
+    `parse_blocks` is the index's block parse (a skeleton and its tree).
+    Rounds until no such line is left, at most `_UNINDENT_ROUNDS` parses;
+    returns the final source with its parse, which the index then reads."""
+    blocks, tree = parse_blocks(source)
     for _ in range(_UNINDENT_ROUNDS):
-        tree = parse_tree(source)
         moves: list[tuple[int, int]] = []  # (line start, bytes of indentation to move)
-        _collect_moves(tree.root_node, source, moves, top_level=True)
+        _collect_moves(tree.root_node, source, blocks, moves, top_level=True)
         if not moves:
-            return source
+            break
         source = _apply_moves(source, moves)
-    return source
+        blocks, tree = parse_blocks(source)
+    return source, blocks, tree
 
 
 def _collect_moves(
     node: Node,
     source: bytes,
+    blocks: Skeleton,
     moves: list[tuple[int, int]],
     *,
     top_level: bool,
@@ -392,9 +411,9 @@ def _collect_moves(
     for child in node.children:
         kind = child.type
         if kind == "section":
-            _collect_moves(child, source, moves, top_level=top_level, quoted=quoted)
+            _collect_moves(child, source, blocks, moves, top_level=top_level, quoted=quoted)
         elif kind == "indented_code_block" and top_level:
-            lines = _line_starts(source, child.start_byte, child.end_byte)
+            lines = _line_starts(source, *_span(blocks, child))
             widths = [
                 _indentation(source, line)
                 for line in lines
@@ -404,7 +423,7 @@ def _collect_moves(
                 least = min(widths)
                 moves.extend((line, min(least, _indentation(source, line))) for line in lines)
         elif kind == "paragraph":
-            for line in _line_starts(source, child.start_byte, child.end_byte)[1:]:
+            for line in _line_starts(source, *_span(blocks, child))[1:]:
                 width = _indentation(source, line)
                 column = child.start_point.column
                 if quoted and source[line + width : line + width + 1] != b">":
@@ -413,8 +432,18 @@ def _collect_moves(
                     moves.append((line + min(column, width), width - min(column, width)))
         elif kind in ("list", "list_item", "block_quote"):
             _collect_moves(
-                child, source, moves, top_level=False, quoted=quoted or kind == "block_quote"
+                child,
+                source,
+                blocks,
+                moves,
+                top_level=False,
+                quoted=quoted or kind == "block_quote",
             )
+
+
+def _span(blocks: Skeleton, node: Node) -> tuple[int, int]:
+    """A node's bytes in the parsed document (the skeleton keeps every line start)."""
+    return blocks.original(node.start_byte), blocks.original(node.end_byte)
 
 
 def _apply_moves(source: bytes, moves: list[tuple[int, int]]) -> bytes:
@@ -485,6 +514,8 @@ def _front_matter_end(text: str) -> int:
 
 
 def _container_prefix(line: str) -> int:
+    if line[:1] not in _MAY_PREFIX:
+        return 0
     position = 0
     while True:
         marker = _CONTAINER.match(line, position)
@@ -514,8 +545,10 @@ def _run_length(text: str, start: int, char: str) -> int:
 
 
 def _line_end(text: str, start: int) -> int:
-    match = _LINE_END.search(text, start)
-    return len(text) if match is None else match.start()
+    newline = text.find("\n", start)
+    end = len(text) if newline < 0 else newline
+    carriage = text.find("\r", start, end)
+    return end if carriage < 0 else carriage
 
 
 def _next_line(text: str, eol: int) -> int:
