@@ -60,6 +60,7 @@ from mdchunks.retrieval import embedder, embedding, lexical
 from mdchunks.source import (
     catalog,
     engine,
+    files,
     listing,
     lock,
     quarantine,
@@ -139,8 +140,7 @@ def ingest(
     named = source is not None
     source = source if source is not None else catalog.default_source_name(root_path)
     catalog.check_source_name(source)
-    if max_doc_bytes is not None and max_doc_bytes < 1:
-        raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
+    catalog.check_max_doc_bytes(max_doc_bytes)
     if problem := limits.problem():
         raise UsageError(problem)
     # 2. the database
@@ -410,6 +410,7 @@ def watch(
     """
     if problem := limits.problem():
         raise UsageError(problem)
+    catalog.check_max_doc_bytes(max_doc_bytes)
     root_path = listing.check_root(Path(root))
     source = source if source is not None else catalog.default_source_name(root_path)
     db = database.resolve(database_url, data_dir)
@@ -439,7 +440,7 @@ def watch(
             limits=limits,
         )
         seen_failures: set[str] = set()
-        shown: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
+        shown: list[tuple[int, int, int, int, int]] = [(0, 0, 0, 0, 0)]
         written: dict[str, Processed] = {}  # rel_path -> the outcome its document row has
         deletions = [0]  # files the engine has deleted so far
 
@@ -488,28 +489,32 @@ def watch(
             # newer than its raise, which record_raised would have dropped),
             # nor one deleted since (gone as gone_documents tells it).
             processed = ledger.processed
-            failing = {
-                rel
-                for rel in {r for r in ledger.raised if r not in processed}
-                | {r for r, o in processed.items() if o.error}
-                if (root_path / rel).is_file()
+            causes = {
+                **{r: c for r, c in ledger.raised.items() if r not in processed},
+                **{r: o.error for r, o in processed.items() if o.error},
             }
-            counts = (stats.added, stats.reprocessed, stats.deleted, len(failing))
+            causes = {rel: c for rel, c in causes.items() if (root_path / rel).is_file()}
+            # A link out of the root is skipped, as the batch walk skips it,
+            # not a failed document (issue 42).
+            skipped = {rel for rel, cause in causes.items() if cause == files.OUTSIDE_ROOT}
+            failing = len(causes) - len(skipped)
+            counts = (stats.added, stats.reprocessed, stats.deleted, failing, len(skipped))
             if counts != shown[-1]:
                 shown.append(counts)
+                notes = [f"{failing} failed"] if failing else []
+                notes += [f"{len(skipped)} skipped"] if skipped else []
                 on_change(
                     f"live: {stats.added} added, {stats.reprocessed} changed, "
                     f"{stats.deleted} removed since the watch began"
-                    + (f" ({len(failing)} failed)" if failing else "")
+                    + (f" ({', '.join(notes)})" if notes else "")
                 )
-            for rel_path, cause in sorted(ledger.raised.items()):
+            for rel_path, cause in sorted(
+                {**ledger.raised, **{r: o.error for r, o in processed.items() if o.error}}.items()
+            ):
                 if rel_path not in seen_failures:
                     seen_failures.add(rel_path)
-                    on_change(f"failed: {rel_path}: {cause}")
-            for rel_path, outcome in sorted(ledger.processed.items()):
-                if outcome.error and rel_path not in seen_failures:
-                    seen_failures.add(rel_path)
-                    on_change(f"failed: {rel_path}: {outcome.error}")
+                    kind = "skipped" if cause == files.OUTSIDE_ROOT else "failed"
+                    on_change(f"{kind}: {rel_path}: {cause}")
 
         # Ctrl-C or SIGTERM ends the watch (flow/source/engine.py); outside the
         # main thread, a KeyboardInterrupt or a cancellation does. A full disk
