@@ -289,4 +289,5 @@ def test_option_values_that_cannot_work_are_refused_in_one_line(
 
 def test_lock_wait_nan_is_refused_by_every_command(run_cli: RunCli) -> None:
     refused = run_cli("drop", "--source", "docs", "--yes", "--lock-wait", "nan")
-    assert refused.code == 2 and "--lock-wait': nan is not a number of seconds" in refused.err, refused
+    assert refused.code == 2, refused
+    assert "--lock-wait': nan is not a number of seconds" in refused.err, refused.err
