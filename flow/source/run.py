@@ -415,7 +415,11 @@ def watch(
     source = source if source is not None else catalog.default_source_name(root_path)
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
-    with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn:
+    with (
+        # A database lost while the watch starts, or under it: one line, exit 3.
+        database.losing_it_is_unavailable(db.url),
+        lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn,
+    ):
         known = catalog.lookup(conn, source)
         if recipe is None:  # the source's last settings, as `ingest` takes them
             recipe = settings.resolve(known.recipe if known else None, settings.Told()).recipe
@@ -531,9 +535,11 @@ def watch(
                     run=ledger,
                     on_change=changed,
                     on_stop=on_stop,
-                    # Space only: the lock's connection is the watch's own
-                    # (its rows are written on it at each change).
-                    alive=lambda: space.check(disks, started=True, run="watch"),
+                    # Space, and the lock's connection (its rows are written on
+                    # it at each change): a database that stops or restarts
+                    # under the watch ends it in one line, exit 3, within
+                    # seconds, instead of a watch that stays silent (issue 42).
+                    alive=_alive_check(db, conn, disks, run="watch", shared=True),
                 )
             )
         write_documents(forget_gone=True)
@@ -652,20 +658,29 @@ ALIVE_TIMEOUT_SECONDS = 30.0
 
 
 def _alive_check(
-    db: database.Database, conn: Connection, disks: tuple[space.Watched, ...]
+    db: database.Database,
+    conn: Connection,
+    disks: tuple[space.Watched, ...],
+    *,
+    run: str = "run",
+    shared: bool = False,
 ) -> engine.AliveFn:
     """Raises when a disk the run writes is nearly full, or the connection
     holding the source's lock is gone (and the lock with it): the engine then
     stops the run instead of retrying its writes. Space first: an embedded
-    server whose WAL could not grow is gone because its disk is full."""
+    server whose WAL could not grow is gone because its disk is full.
+    `shared`: the connection also writes the run's rows (a watch's, at each
+    change), so the check's statement can land inside one of their
+    transactions: only a lost connection counts then."""
 
     def alive() -> None:
-        space.check(disks, started=True)
+        space.check(disks, started=True, run=run)
         try:
             conn.execute("SELECT 1", timeout=ALIVE_TIMEOUT_SECONDS)
         except connection.Error as exc:
             if database.is_connection_loss(exc) or conn.closed:
                 raise database.lost(db.url, exc) from None
-            raise
+            if not shared:
+                raise
 
     return alive
