@@ -41,6 +41,7 @@ from mdchunks.heading_index.chunk import Chunker, Chunking, HeadingChunk
 from mdchunks.heading_index.chunkers import CHUNKERS, get_chunker
 from mdchunks.heading_index.decode import DocumentDecodeError, decode_document
 from mdchunks.heading_index.index import build_index
+from mdchunks.heading_index.mdx import DIALECTS, Dialect, dialect_for
 from mdchunks.heading_index.model import ChunkHeadings, Heading, HeadingIndex
 from mdchunks.heading_index.options import ChunkOptions
 from mdchunks.heading_index.structure import (
@@ -56,11 +57,12 @@ from mdchunks.heading_index.structure import (
 
 # Part of every recipe fingerprint: bump it whenever a change here can change
 # any heading column, so the flow re-processes every document (a backfill).
-HEADING_INDEX_VERSION = "3"
+HEADING_INDEX_VERSION = "4"
 
 __all__ = [
     "CHUNKERS",
     "DEFAULT_BREADCRUMB_BUDGET",
+    "DIALECTS",
     "HEADING_INDEX_VERSION",
     "STRUCTURE_CHUNKER_VERSION",
     "BudgetSplit",
@@ -68,6 +70,7 @@ __all__ = [
     "ChunkOptions",
     "Chunker",
     "Chunking",
+    "Dialect",
     "DocumentDecodeError",
     "Heading",
     "HeadingChunk",
@@ -79,6 +82,7 @@ __all__ = [
     "budget_split_from",
     "build_index",
     "decode_document",
+    "dialect_for",
     "embed_text",
     "get_chunker",
     "render_breadcrumb",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mdchunks.heading_index.model import HeadingIndex
 from mdchunks.heading_index.offsets import code_point_offsets
 from mdchunks.heading_index.parse import (
     encode,
@@ -47,6 +48,20 @@ def front_matter_end(text: str, limit: int) -> int:
     source = encode(text[:limit])
     end = front_matter_end_byte(parse(source))
     return _to_code_points(source, [end])[0] if end else 0
+
+
+def content_start(text: str, index: HeadingIndex, limit: int) -> int:
+    """Where the document's content starts: past its front matter and, in MDX,
+    past the ESM blocks and comments at its top (with the blank lines between
+    them). What lies before is no preamble (docs/heading-index.md, "MDX")."""
+    start = front_matter_end(text, limit)
+    for hidden_start, hidden_end in index.hidden:
+        if hidden_end <= start:
+            continue
+        if hidden_start >= limit or text[start:hidden_start].strip():
+            break
+        start = hidden_end
+    return start
 
 
 def pipe_tables(text: str, start: int, end: int) -> list[PipeTable]:

@@ -10,6 +10,7 @@ from mdchunks.heading_index.inline_syntax import normalize_label
 from mdchunks.heading_index.inline_text import plain_text
 from mdchunks.heading_index.link_refs import parse_definitions
 from mdchunks.heading_index.markers import atx_content, lines_with_offsets, setext_content
+from mdchunks.heading_index.mdx import DIALECTS, Dialect, heading_source, scan, unindent
 from mdchunks.heading_index.model import Heading, HeadingIndex
 from mdchunks.heading_index.offsets import code_point_offsets
 from mdchunks.heading_index.parse import (
@@ -38,14 +39,32 @@ class _Located:
     content: str
 
 
-def build_index(text: str) -> HeadingIndex:
-    """All structural headings of a markdown document, offsets in code points."""
+def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
+    """All structural headings of a markdown document, offsets in code points.
+
+    `dialect` is the markdown the document is written in: CommonMark (with
+    GFM tables), or MDX (`.mdx`: JSX, ESM and expressions, no indented code),
+    whose blocks are read from a masked copy of the text (heading_index/mdx.py).
+    """
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown markdown dialect {dialect!r} (known: {', '.join(DIALECTS)})")
     if not text:
         return HeadingIndex(headings=(), length=0)
-    source = encode(text)
+    mdx = dialect == "mdx"
+    # What the parser reads: for MDX a masked copy, same code points, same lines.
+    hidden: tuple[tuple[int, int], ...] = ()
+    blank_or_not = text
+    if mdx:
+        mdx_scan = scan(text)
+        source = unindent(encode(mdx_scan.masked), parse)
+        hidden = mdx_scan.hidden
+        # Blank for a lead-in: in MDX, ESM and tags on lines of their own too.
+        blank_or_not = mdx_scan.blank
+    else:
+        source = encode(text)
     prefix_length = heading_prefix_length(source)
     if prefix_length == 0:
-        return HeadingIndex(headings=(), length=len(text))
+        return HeadingIndex(headings=(), length=len(text), hidden=hidden)
     blocks, tree = _parse_blocks(source[:prefix_length])
     located = _locate(
         text,
@@ -66,7 +85,10 @@ def build_index(text: str) -> HeadingIndex:
 
     references = _LazyLabels(document_labels)
     try:
-        texts = [plain_text(heading.content, references) for heading in located]
+        texts = [
+            plain_text(heading_source(heading.content) if mdx else heading.content, references)
+            for heading in located
+        ]
     finally:
         # The inline reducers keep `references` in reference cycles, freed only
         # by the cyclic GC; released here, they no longer keep the parse tree
@@ -80,7 +102,7 @@ def build_index(text: str) -> HeadingIndex:
     for i, heading in enumerate(located):
         parent = structure.parents[i]
         path = (*headings[parent].path, texts[i]) if parent is not None else (texts[i],)
-        lead_in = _lead_in(text, heading.start, front_matter_end if i == 0 else None)
+        lead_in = _lead_in(blank_or_not, heading.start, front_matter_end if i == 0 else None)
         headings.append(
             Heading(
                 level=heading.level,
@@ -93,7 +115,7 @@ def build_index(text: str) -> HeadingIndex:
                 lead_in=lead_in,
             )
         )
-    return HeadingIndex(headings=tuple(headings), length=len(text))
+    return HeadingIndex(headings=tuple(headings), length=len(text), hidden=hidden)
 
 
 def _parse_blocks(source: bytes) -> tuple[Skeleton, Tree]:

@@ -52,6 +52,10 @@ class HeadingIndex:
 
     headings: tuple[Heading, ...]
     length: int  # len() of the indexed text, in code points
+    # Spans of the text that are no content, in order: in MDX, ESM blocks and
+    # flow comments (`{/* ... */}`); () for CommonMark (front matter is found
+    # by the parser where needed: blocks.front_matter_end).
+    hidden: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

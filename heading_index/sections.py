@@ -24,7 +24,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import replace
 
-from mdchunks.heading_index.blocks import front_matter_end
+from mdchunks.heading_index.blocks import content_start as content_start_of
 from mdchunks.heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, render
 from mdchunks.heading_index.chunk import Chunking, LineNumbers
 from mdchunks.heading_index.model import HeadingIndex, Section
@@ -42,7 +42,7 @@ def document_sections(
     headings = index.headings
     first_heading = headings[0].start if headings else len(text)
     found: list[Section] = []
-    content_start = front_matter_end(text, first_heading) if text[:3] in ("---", "+++") else 0
+    content_start = content_start_of(text, index, first_heading)
     if text[content_start:first_heading].strip():
         last = lines.of(max(content_start, first_heading - 1))
         found.append(

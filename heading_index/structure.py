@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from mdchunks.heading_index.blocks import front_matter_end
+from mdchunks.heading_index.blocks import content_start
 from mdchunks.heading_index.breadcrumb import (
     DEFAULT_BREADCRUMB_BUDGET,
     MIN_BREADCRUMB_BUDGET,
@@ -209,7 +209,7 @@ def splitting_index(index: HeadingIndex, split_levels: int) -> HeadingIndex:
     kept = [i for i, heading in enumerate(index.headings) if heading.level <= split_levels]
     renumber = {old: new for new, old in enumerate(kept)}
     headings = tuple(_renumbered(index.headings[i], renumber) for i in kept)
-    return HeadingIndex(headings=headings, length=index.length)
+    return HeadingIndex(headings=headings, length=index.length, hidden=index.hidden)
 
 
 def _renumbered(heading: Heading, renumber: dict[int, int]) -> Heading:
@@ -281,10 +281,11 @@ def _sections(text: str, structure: HeadingIndex) -> list[_Section]:
 
 
 def _preamble(text: str, index: HeadingIndex, structure: HeadingIndex) -> Span | None:
-    """Content before the first splitting heading, front matter excluded (rule 3)."""
+    """Content before the first splitting heading, front matter (and MDX's ESM
+    at the top) excluded (rule 3)."""
     end = structure.headings[0].start if structure.headings else len(text)
     first_heading = index.headings[0].start if index.headings else len(text)
-    return content_span(text, front_matter_end(text, first_heading), end)
+    return content_span(text, content_start(text, index, first_heading), end)
 
 
 # --- merging (rule 5) ---------------------------------------------------------

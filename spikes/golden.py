@@ -7,17 +7,21 @@ A golden set is a JSON Lines file, one query per line:
 
 `file` is the document's POSIX path relative to the corpus root (as
 `spikes.corpus.read_corpus` names it); `heading_path` is the plain heading
-texts that `heading_index.build_index` gives. Blank lines are skipped; keys
-other than the six are ignored, so a set may carry notes.
+texts that `heading_index.build_index` gives (for an `.mdx` document, its MDX
+dialect, `dialect="mdx"`, where the installed index has it: see
+`index_document`). Blank lines are skipped; keys other than the six are
+ignored, so a set may carry notes.
 
-`verify(queries, corpus)` returns every problem it finds (an empty tuple
+`verify(queries, corpus, language="en")` returns every problem it finds (an empty tuple
 proves the set); each line must satisfy all of:
 
 1. `id` non-empty and unique in the set; `query` non-empty; `kind` one of
    `KINDS`.
-2. `fact` is one line (no line break), 25-120 code points, without
-   leading, trailing or repeated whitespace (so the verbatim fact and the
-   whitespace-collapsed fact of the hit rule are the same string).
+2. `fact` is one line (no line break), 25-120 code points (in a CJK set,
+   25-120 columns: a wide or fullwidth code point counts 2, see
+   `fact_length`), without leading, trailing or repeated whitespace (so the
+   verbatim fact and the whitespace-collapsed fact of the hit rule are the
+   same string).
 3. `file` is a document of the corpus and `fact` occurs in its text exactly
    once, verbatim.
 4. `fact` occurs exactly once in the whole corpus under the hit rule of
@@ -29,7 +33,8 @@ proves the set); each line must satisfy all of:
    heading starting at or before the fact's offset, from `build_index` on
    the decoded document) has `path == heading_path`; no governing heading
    means `heading_path` must be empty.
-6. `query` and `fact` share at most `MAX_SHARED_WORDS` content words.
+6. `query` and `fact` share at most `MAX_SHARED_WORDS` content words (in a
+   CJK set, content words and CJK character bigrams together: see below).
 7. kind `deep`: `heading_path` has at least 3 headings (the fact sits under
    an H3 or deeper; in a book whose chapter files start at H2 that is H4).
 
@@ -48,26 +53,45 @@ the first that applies, again and again) while at least 3 letters remain;
 of one word count as one shared word, and a rough merge only makes the
 limit stricter. Messages name the query's words, not their keys.
 
+**A set's language** (`LANGUAGES`; `set_language` reads it from the set's
+file name, `...-zh-cn.jsonl`, `...-ja.jsonl`, `...-ko.jsonl`, else English;
+`--language` overrides) changes rules 2 and 6 only, and English not at all.
+Chinese, Japanese and Korean write words without spaces (Korean writes a
+particle into its word), so the English tokens say nothing there. In a CJK
+set a query's shared units are its content words as above (a query may name
+`sidebar` or `Starlight`) plus the **character bigrams** it shares with the
+fact: every two adjacent CJK code points (Han, kana, Hangul; after NFKC)
+within one run of them, as Lucene's CJK analyzer pairs them, less the
+language's `STOP_BIGRAMS` (function words and endings such as 如何, 可以,
+使用, the 니다 of 합니다) and, in Japanese, bigrams of two hiragana (particles and
+endings: する, には). So "站点地图" shares three bigrams with any fact that
+holds 站点地图 and is refused: a query must not copy the fact's term. A CJK
+code point carries about a word, so the fact's length counts columns, not
+code points: a wide or fullwidth code point (East Asian Width W or F) counts
+2, others 1, within the same 25-120 (a Chinese fact of 13-60 characters).
+
 The kinds `section-scoped`, `paraphrase` and `near-duplicate` are the
 author's claim about why a query is hard; only the rules above are checked.
 
-`python -m spikes.golden [--corpus PATH] [--golden FILE]` (default: the shipped
-rust-book set over the bundled `corpora/rust-book`) prints the problems
-(exit status 1) or a one-line summary per kind (exit status 0).
+`python -m spikes.golden [--corpus PATH] [--golden FILE] [--language L]`
+(default: the shipped rust-book set over the bundled `corpora/rust-book`)
+prints the problems (exit status 1) or a one-line summary per kind (exit
+status 0).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import re
 import sys
 import unicodedata
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from mdchunks.heading_index import HeadingIndex, build_index
 
@@ -80,6 +104,11 @@ FACT_MAX_CHARS = 120
 MAX_SHARED_WORDS = 2
 DEEP_MIN_PATH = 3
 FIELDS: tuple[str, ...] = ("id", "query", "fact", "file", "heading_path", "kind")
+ENGLISH = "en"
+CJK_LANGUAGES: tuple[str, ...] = ("zh", "ja", "ko")
+LANGUAGES: tuple[str, ...] = (ENGLISH, *CJK_LANGUAGES)
+# A set's file name ends in its language's tag (starlight-docs-zh-cn.jsonl).
+_SET_SUFFIXES: dict[str, str] = {"-zh-cn": "zh", "-zh": "zh", "-ja": "ja", "-ko": "ko"}
 
 _STOP_WORDS_TEXT = """
     a about above after again against all also am an and any are aren arent as at
@@ -100,6 +129,32 @@ STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 KEY_SUFFIXES: tuple[str, ...] = ("ing", "ed", "es", "s", "e")
 _APOSTROPHES = re.compile("['\u2019\u2018\u02bc]")
 _TOKEN = re.compile("[a-z]+")
+# Runs of CJK code points after NFKC: CJK ideographs (and extension A,
+# compatibility ideographs), hiragana, katakana (with the prolonged sound
+# mark, without the middle dot, which separates words), Hangul syllables and jamo.
+_CJK_RUN = re.compile(
+    "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3041-\u309f"
+    "\u30a0-\u30fa\u30fc-\u30ff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]+"
+)
+_HIRAGANA = re.compile("[\u3041-\u309f]{2}")
+# Bigrams of function words and endings, the CJK counterpart of STOP_WORDS:
+# question words, "can", "this", "use", "way", copulas and verb endings.
+_STOP_BIGRAMS_TEXT: dict[str, str] = {
+    "zh": """
+        如何 怎么 怎样 什么 为什 哪些 哪个 是否 可以 能够 一个 这个 那个 这些 那些
+        我们 你的 我的 使用 通过 如果 的话 时候
+    """,
+    "ja": "使用 方法 場合 何で 何が 何を",
+    "ko": """
+        니다 습니 합니 됩니 있습 없습 하는 하여 하면 해야 하고 하기 하려 려면 하나 나요
+        까요 어떻 떻게 무엇 엇인 인가 가요 있나 는지 에서 으로 에게 있는 없는 도록
+        사용 방법 위해 해서 한다 된다 되는
+    """,
+}
+STOP_BIGRAMS: dict[str, frozenset[str]] = {
+    language: frozenset(text.split()) for language, text in _STOP_BIGRAMS_TEXT.items()
+}
+_WIDE = frozenset({"W", "F"})
 
 
 def _word_key(token: str) -> str:
@@ -134,6 +189,62 @@ def content_words(text: str) -> frozenset[str]:
 
 def shared_content_words(query: str, fact: str) -> frozenset[str]:
     return content_words(query) & content_words(fact)
+
+
+def cjk_bigrams(text: str, language: str) -> frozenset[str]:
+    """The character bigrams of `text`'s CJK runs, less the language's function bigrams."""
+    stop = STOP_BIGRAMS.get(language, frozenset())
+    bigrams: set[str] = set()
+    for run in _CJK_RUN.findall(unicodedata.normalize("NFKC", text)):
+        bigrams.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(
+        bigram
+        for bigram in bigrams
+        if bigram not in stop and not (language == "ja" and _HIRAGANA.fullmatch(bigram))
+    )
+
+
+def shared_units(query: str, fact: str, language: str = ENGLISH) -> tuple[str, ...]:
+    """What `query` shares with `fact` under rule 6, sorted: the query's forms of the
+    shared content words, and in a CJK set the shared character bigrams too."""
+    forms = content_word_forms(query)
+    words = sorted(forms[key] for key in shared_content_words(query, fact))
+    if language not in CJK_LANGUAGES:
+        return tuple(words)
+    return (*words, *sorted(cjk_bigrams(query, language) & cjk_bigrams(fact, language)))
+
+
+def fact_length(fact: str, language: str = ENGLISH) -> int:
+    """Rule 2's measure: code points; in a CJK set, columns (wide code points count 2)."""
+    if language not in CJK_LANGUAGES:
+        return len(fact)
+    return sum(2 if unicodedata.east_asian_width(char) in _WIDE else 1 for char in fact)
+
+
+def set_language(golden: Path) -> str:
+    """A set's language from its file name's last tag (`-zh-cn`, `-ja`, `-ko`), else English."""
+    stem = golden.name.removesuffix(".jsonl").lower()
+    return next(
+        (language for suffix, language in _SET_SUFFIXES.items() if stem.endswith(suffix)),
+        ENGLISH,
+    )
+
+
+def _takes_dialect(build: Callable[..., HeadingIndex]) -> bool:
+    try:
+        return "dialect" in inspect.signature(build).parameters
+    except (TypeError, ValueError):  # no signature to read: assume the old one
+        return False
+
+
+def index_document(rel_path: str, text: str) -> HeadingIndex:
+    """The heading index of one document as the flow would build it: an `.mdx`
+    document in the MDX dialect when the installed `build_index` has one (a
+    keyword check, so the verifier runs before and after the dialect lands)."""
+    build: Callable[..., HeadingIndex] = build_index
+    if PurePosixPath(rel_path).suffix.lower() == ".mdx" and _takes_dialect(build):
+        return build(text, dialect="mdx")
+    return build(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +344,8 @@ class _Indexed:
 
 
 class _CorpusView:
-    def __init__(self, corpus: Corpus) -> None:
+    def __init__(self, corpus: Corpus, language: str) -> None:
+        self.language = language
         self.documents = {document.rel_path: document for document in corpus.documents}
         self.collapsed = {rel: collapse_whitespace(d.text) for rel, d in self.documents.items()}
         self._indexed: dict[str, _Indexed] = {}
@@ -241,15 +353,20 @@ class _CorpusView:
     def indexed(self, rel_path: str) -> _Indexed:
         if rel_path not in self._indexed:
             document = self.documents[rel_path]
-            index = build_index(document.text)
+            index = index_document(rel_path, document.text)
             starts = tuple(heading.start for heading in index.headings)
             self._indexed[rel_path] = _Indexed(document, self.collapsed[rel_path], index, starts)
         return self._indexed[rel_path]
 
 
-def verify(queries: Iterable[GoldenQuery], corpus: Corpus) -> tuple[Problem, ...]:
-    """Every rule of the module docstring that some query breaks (empty: all hold)."""
-    view = _CorpusView(corpus)
+def verify(
+    queries: Iterable[GoldenQuery], corpus: Corpus, language: str = ENGLISH
+) -> tuple[Problem, ...]:
+    """Every rule of the module docstring that some query breaks (empty: all hold),
+    under the rules of the set's `language` (one of `LANGUAGES`)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"language {language!r} is not one of {', '.join(LANGUAGES)}")
+    view = _CorpusView(corpus, language)
     queries = tuple(queries)
     ids = Counter(query.id for query in queries)
     problems: list[Problem] = []
@@ -274,18 +391,20 @@ def _check(query: GoldenQuery, view: _CorpusView) -> list[str]:
             f"kind 'deep' needs a heading_path of at least {DEEP_MIN_PATH} headings, "
             f"got {len(query.heading_path)}: {_show(query.heading_path)}"
         )
-    forms = content_word_forms(query.query)
-    shared = sorted(forms[key] for key in shared_content_words(query.query, query.fact))
+    shared = shared_units(query.query, query.fact, view.language)
     if len(shared) > MAX_SHARED_WORDS:
+        what = "content words" if view.language == ENGLISH else "content words and bigrams"
         messages.append(
-            f"query shares {len(shared)} content words with the fact "
+            f"query shares {len(shared)} {what} with the fact "
             f"(at most {MAX_SHARED_WORDS}): {', '.join(shared)}"
         )
     fact = query.fact
     if "\n" in fact or "\r" in fact:
         return [*messages, "fact spans more than one line"]
-    if not FACT_MIN_CHARS <= len(fact) <= FACT_MAX_CHARS:
-        messages.append(f"fact has {len(fact)} characters, not {FACT_MIN_CHARS}-{FACT_MAX_CHARS}")
+    length = fact_length(fact, view.language)
+    if not FACT_MIN_CHARS <= length <= FACT_MAX_CHARS:
+        unit = "characters" if view.language == ENGLISH else "columns (wide characters count 2)"
+        messages.append(f"fact has {length} {unit}, not {FACT_MIN_CHARS}-{FACT_MAX_CHARS}")
     if not fact:
         return messages
     if collapse_whitespace(fact) != fact:
@@ -334,13 +453,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--golden", type=Path, default=repo / "spikes" / "golden" / "rust-book.jsonl"
     )
+    parser.add_argument(
+        "--language",
+        choices=LANGUAGES,
+        default=None,
+        help="the set's language (rules 2 and 6) [default: from the file name, else en]",
+    )
     args = parser.parse_args(argv)
     try:
         queries = load_golden(args.golden)
     except GoldenFormatError as exc:
         print(exc, file=sys.stderr)
         return 1
-    problems = verify(queries, read_corpus(args.corpus))
+    language = args.language or set_language(args.golden)
+    problems = verify(queries, read_corpus(args.corpus), language)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

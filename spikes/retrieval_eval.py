@@ -103,7 +103,7 @@ from mdchunks.plugin.recipe import Recipe
 from mdchunks.retrieval import embedder, embedding, rankings, sections
 
 from spikes.corpus import read_corpus
-from spikes.golden import GoldenFormatError, GoldenQuery, load_golden, verify
+from spikes.golden import GoldenFormatError, GoldenQuery, load_golden, set_language, verify
 from spikes.recall import (
     first_hit_rank,
     first_labelled_rank,
@@ -568,7 +568,7 @@ def load_and_verify(golden: Path, corpus: Path) -> tuple[tuple[GoldenQuery, ...]
     if not queries:
         raise EvalUsageError(f"golden file {golden} has no queries")
     documents = read_corpus(corpus)
-    problems = verify(queries, documents)
+    problems = verify(queries, documents, set_language(golden))
     if problems:
         listed = "\n".join(f"  {problem}" for problem in problems)
         raise EvalUsageError(

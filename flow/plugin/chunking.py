@@ -17,7 +17,7 @@ from functools import cache
 
 import cocoindex as coco
 from cocoindex.ops.text import RecursiveSplitter
-from mdchunks.heading_index import HEADING_INDEX_VERSION, build_index
+from mdchunks.heading_index import HEADING_INDEX_VERSION, Dialect, build_index
 from mdchunks.heading_index.chunk import Chunking, HeadingChunk
 from mdchunks.heading_index.chunkers import CHUNKERS, chunker_versions, get_chunker
 from mdchunks.heading_index.options import ChunkOptions
@@ -50,12 +50,18 @@ def _budget_split(language: str | None) -> BudgetSplit:
 
 @coco.fn(logic_tracking="self", deps=LOGIC_VERSIONS)
 def chunk_markdown(
-    text: str, options: ChunkOptions = _DEFAULT, *, language: str | None = "markdown"
+    text: str,
+    options: ChunkOptions = _DEFAULT,
+    *,
+    language: str | None = "markdown",
+    dialect: Dialect = "commonmark",
 ) -> Chunking:
     """`split_markdown` with the document's counts (merges, truncated breadcrumbs).
 
     `language` is the budget splitter's: `"markdown"` (the default) or None,
-    to split blind to markdown syntax. Heading columns come from the heading
+    to split blind to markdown syntax. `dialect` is the heading index's:
+    `"mdx"` for MDX (`mdchunks.heading_index.dialect_for(path)` tells by the
+    file's name). Heading columns come from the heading
     index unless `options.headings` is off; the structure chunker needs them
     (without, the budget splitter chunks alone).
     """
@@ -63,7 +69,7 @@ def chunk_markdown(
     # per byte of markdown and frees it all when done, but the splitter's freed
     # memory is not reused by the parse after it (the peaks would add up:
     # 5.0 GB instead of 2.8 GB for a 50 MB document; benchmarks stage 6).
-    index = build_index(text) if options.headings else None
+    index = build_index(text, dialect) if options.headings else None
     chunker = get_chunker(options.chunker)
     chunking = chunker.chunk(text, index, _budget_split(language), options)
     if index is None:
@@ -73,7 +79,9 @@ def chunk_markdown(
 
 
 @coco.fn(deps=LOGIC_VERSIONS)  # full tracking: chunk_markdown's code counts too
-def split_markdown(text: str, options: ChunkOptions = _DEFAULT) -> list[HeadingChunk]:
+def split_markdown(
+    text: str, options: ChunkOptions = _DEFAULT, *, dialect: Dialect = "commonmark"
+) -> list[HeadingChunk]:
     """The chunks of one markdown document, in document order, each with its
     heading columns, breadcrumb, embed text, lines and parent's position.
 
@@ -82,9 +90,10 @@ def split_markdown(text: str, options: ChunkOptions = _DEFAULT) -> list[HeadingC
     `mdchunks` command stores; `mdchunks.document_text` also refuses NUL).
     Import it at the top of your module (`from mdchunks import split_markdown`):
     cocoindex knows a function's logic once its module is imported, and a memo
-    checked before that import re-runs.
+    checked before that import re-runs. `dialect="mdx"` reads an MDX page's
+    blocks as MDX does (JSX components, ESM, expressions; docs/heading-index.md).
     """
-    return list(chunk_markdown(text, options).chunks)
+    return list(chunk_markdown(text, options, dialect=dialect).chunks)
 
 
 __all__ = [

@@ -20,6 +20,7 @@ from cocoindex.connectorkits.target import ManagedBy
 from cocoindex.connectors import postgres
 from cocoindex.resources.file import FileLike
 from mdchunks.errors import MdchunksError
+from mdchunks.heading_index import dialect_for
 from mdchunks.heading_index.options import ChunkOptions, options_of
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import document_text
@@ -65,7 +66,7 @@ async def process_markdown_file(
     """
     rel_path = file.file_path.path.as_posix()
     text = document_text(await file.read(), rel_path=rel_path)  # its problem names the file
-    chunking = chunk_markdown(text, options)
+    chunking = chunk_markdown(text, options, dialect=dialect_for(rel_path))
     recipe = recipe_of(options)
     for row in chunk_rows(chunking.chunks, source=source, rel_path=rel_path, recipe=recipe):
         table.declare_row(row=row)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mdchunks.db.connection import Connection
-from mdchunks.heading_index import build_index
+from mdchunks.heading_index import build_index, dialect_for
 from mdchunks.heading_index.chunk import LineNumbers
 from mdchunks.heading_index.sections import document_sections
 from mdchunks.retrieval.hits import Piece, stitch
@@ -147,7 +147,9 @@ def spans(text: str, rel_path: str) -> tuple[SectionSpan, ...]:
             section.end_line,
             section.body_end,
         )
-        for section in document_sections(text, build_index(text), lines=lines)
+        for section in document_sections(
+            text, build_index(text, dialect_for(rel_path)), lines=lines
+        )
     )
 
 

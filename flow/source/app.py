@@ -40,6 +40,7 @@ from cocoindex.resources.file import FileLike
 from mdchunks.db import database
 from mdchunks.db.database import redact, scrub
 from mdchunks.errors import DatabaseUnavailable
+from mdchunks.heading_index import dialect_for
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import DocumentContent, DocumentProblem, read_document
 from mdchunks.plugin.recipe import Recipe
@@ -152,7 +153,7 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     # splits its oversized sections on markdown syntax.
     plain = recipe.markdown_split == "plain" and not recipe.uses_structure(rel_path)
     split_language = None if plain else language
-    chunking = chunk_markdown(text, options, language=split_language)
+    chunking = chunk_markdown(text, options, language=split_language, dialect=dialect_for(rel_path))
     fingerprint = recipe.fingerprint()
     ids = SectionIds(source, rel_path)
     sections = section_rows(

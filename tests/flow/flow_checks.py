@@ -17,6 +17,7 @@ from mdchunks.heading_index import (
     budget_split_from,
     build_index,
     decode_document,
+    dialect_for,
     embed_text,
     render_breadcrumb,
     structure_chunks,
@@ -120,7 +121,10 @@ def expected_chunks(text: str, rel_path: str, recipe: Recipe) -> list[ExpectedCh
     """What a document's rows must hold, computed here from the libraries alone."""
     if recipe.uses_structure(rel_path):
         result = structure_chunks(
-            text, build_index(text), StructureOptions.of(recipe), _BUDGET_SPLIT
+            text,
+            build_index(text, dialect_for(rel_path)),
+            StructureOptions.of(recipe),
+            _BUDGET_SPLIT,
         )
         return [
             ExpectedChunk(
@@ -142,7 +146,8 @@ def expected_chunks(text: str, rel_path: str, recipe: Recipe) -> list[ExpectedCh
             for start, end in spans
         ]
     found = []
-    for (start, end), column in zip(spans, assign(build_index(text), spans), strict=True):
+    index = build_index(text, dialect_for(rel_path))
+    for (start, end), column in zip(spans, assign(index, spans), strict=True):
         breadcrumb = None
         if column.heading_path:
             breadcrumb, _ = render_breadcrumb(column.heading_path, recipe.breadcrumb_budget)

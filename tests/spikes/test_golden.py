@@ -1,9 +1,10 @@
-"""The golden-set verifier (`spikes.golden`): the shipped rust-book set, and
-every rule rejecting a line with a message that says why.
+"""The golden-set verifier (`spikes.golden`): the shipped sets, and every rule
+rejecting a line with a message that says why.
 
-The shipped set is checked against the bundled rust-book corpus read in place
-(`corpora/rust-book`, as the other suites do); the rules are checked on a
-three-file corpus written here.
+Each shipped set is checked against the bundled corpus it was written for,
+read in place (`corpora/`, as the other suites do), under its language's
+rules; the rules are checked on small corpora written here (English, and
+Chinese, Japanese and Korean for a CJK set's rules).
 """
 
 from __future__ import annotations
@@ -14,31 +15,55 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from mdchunks.heading_index import HeadingIndex, build_index
 
+import spikes.golden
 from spikes.corpus import read_corpus
 from spikes.golden import (
     KINDS,
     GoldenFormatError,
     GoldenQuery,
+    cjk_bigrams,
     content_words,
+    fact_length,
+    index_document,
     load_golden,
     main,
     parse_golden,
+    set_language,
     shared_content_words,
+    shared_units,
     verify,
 )
+from spikes.mdx_reference import STARLIGHT_REFERENCE, load_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 RUST_BOOK = ROOT / "corpora" / "rust-book"
 SHIPPED = ROOT / "spikes" / "golden" / "rust-book.jsonl"
+STARLIGHT = ROOT / "corpora" / "starlight-docs"
+GOLDEN = ROOT / "spikes" / "golden"
 # Each shipped set and the bundled corpus it was written for (corpora/README.md).
 SHIPPED_SETS = {
     "rust-book": (SHIPPED, RUST_BOOK),
-    "fastapi-docs": (
-        ROOT / "spikes" / "golden" / "fastapi-docs.jsonl",
-        ROOT / "corpora" / "fastapi-docs",
-    ),
+    "fastapi-docs": (GOLDEN / "fastapi-docs.jsonl", ROOT / "corpora" / "fastapi-docs"),
+    "starlight-docs": (GOLDEN / "starlight-docs.jsonl", STARLIGHT),
+    "starlight-docs-zh-cn": (GOLDEN / "starlight-docs-zh-cn.jsonl", STARLIGHT),
+    "starlight-docs-ja": (GOLDEN / "starlight-docs-ja.jsonl", STARLIGHT),
+    "starlight-docs-ko": (GOLDEN / "starlight-docs-ko.jsonl", STARLIGHT),
 }
+# Each set's least size and least count per kind: the book and FastAPI sets
+# were written as 60+ questions, 15+ per kind; the Starlight sets as 45+
+# English questions (issue 37) and 22+ per translated language (issue 38).
+SET_SIZES = {
+    "rust-book": (60, 15),
+    "fastapi-docs": (60, 15),
+    "starlight-docs": (45, 10),
+    "starlight-docs-zh-cn": (22, 4),
+    "starlight-docs-ja": (22, 4),
+    "starlight-docs-ko": (22, 4),
+}
+# The translated sets ask the pages of their language's folder, in that language.
+TRANSLATED = {"starlight-docs-zh-cn": "zh-cn", "starlight-docs-ja": "ja", "starlight-docs-ko": "ko"}
 
 # ----------------------------------------------------------------- shipped sets
 
@@ -46,7 +71,7 @@ SHIPPED_SETS = {
 @pytest.mark.parametrize("name", SHIPPED_SETS)
 def test_every_line_of_each_shipped_set_verifies(name: str) -> None:
     golden, corpus = SHIPPED_SETS[name]
-    problems = verify(load_golden(golden), read_corpus(corpus))
+    problems = verify(load_golden(golden), read_corpus(corpus), set_language(golden))
     assert [str(problem) for problem in problems] == []
 
 
@@ -54,10 +79,11 @@ def test_every_line_of_each_shipped_set_verifies(name: str) -> None:
 def test_each_shipped_set_is_big_enough_and_covers_every_kind(name: str) -> None:
     golden, _ = SHIPPED_SETS[name]
     queries = load_golden(golden)
-    assert len(queries) >= 60
+    least_size, least_per_kind = SET_SIZES[name]
+    assert len(queries) >= least_size
     kinds = Counter(query.kind for query in queries)
     assert set(kinds) == set(KINDS)
-    assert min(kinds.values()) >= 15, kinds
+    assert min(kinds.values()) >= least_per_kind, kinds
     # One JSON object per line, exactly the six keys, nothing else in the file.
     lines = golden.read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(queries)
@@ -74,6 +100,43 @@ def test_the_fastapi_set_asks_for_sections_below_the_top() -> None:
     deep = sum(1 for query in queries if len(query.heading_path) >= 3)
     assert deep >= len(queries) // 2, deep
     assert len({query.file for query in queries}) >= 10
+
+
+def test_the_starlight_sets_ask_each_language_its_own_pages() -> None:
+    # English questions over the English pages (top level, no language
+    # folder), each translated set over its folder, in its language's rules.
+    folders = {"zh-cn", "ja", "ko", "da", "de", "es", "fa", "fr", "hi", "id", "it"}
+    folders |= {"pt-br", "pt-pt", "ru", "tr", "uk"}
+    english = load_golden(SHIPPED_SETS["starlight-docs"][0])
+    assert not {query.file.split("/")[0] for query in english} & folders
+    assert set_language(SHIPPED_SETS["starlight-docs"][0]) == "en"
+    for name, folder in TRANSLATED.items():
+        golden, _ = SHIPPED_SETS[name]
+        assert {query.file.split("/")[0] for query in load_golden(golden)} == {folder}
+        assert set_language(golden) == {"zh-cn": "zh"}.get(folder, folder)
+    # Most answers sit on MDX pages whose title is only in front matter.
+    mdx = sum(1 for query in english if query.file.endswith(".mdx"))
+    assert mdx >= len(english) * 3 // 4, mdx
+
+
+@pytest.mark.parametrize("name", [name for name in SHIPPED_SETS if name.startswith("starlight")])
+def test_the_starlight_heading_paths_are_remark_mdxs(name: str) -> None:
+    # Each answer's path read from the committed remark-mdx reference
+    # (spikes/mdx_reference), not from our index: the last heading whose
+    # first line is at or before the fact's line, with its ancestors.
+    reference = load_reference(STARLIGHT_REFERENCE)
+    golden, corpus = SHIPPED_SETS[name]
+    for query in load_golden(golden):
+        text = (corpus / query.file).read_text(encoding="utf-8")
+        line = text[: text.index(query.fact)].count("\n") + 1
+        path: list[tuple[int, str]] = []
+        for heading in reference[query.file]:
+            if heading.line > line:
+                break
+            while path and path[-1][0] >= heading.level:
+                path.pop()
+            path.append((heading.level, heading.text))
+        assert tuple(text for _, text in path) == query.heading_path, query.id
 
 
 # ------------------------------------------------------------ the toy corpus
@@ -268,6 +331,200 @@ def test_content_words_normalise_case_apostrophes_stop_words_and_suffixes() -> N
         "referenc",
         "borrow",
     }
+
+
+# ------------------------------------------------------------ a CJK set's rules
+
+ZH_MD = """\
+## 启用 sitemap
+
+Starlight 内置了生成站点地图（sitemap）的支持。
+"""
+JA_MD = "## サイトマップ\n\nStarlightにはサイトマップ生成機能が組み込まれています。\n"
+
+
+@pytest.fixture
+def cjk_corpus(tmp_path: Path):  # -> spikes.corpus.Corpus
+    root = tmp_path / "docs"
+    for rel, text in {"zh-cn/a.md": ZH_MD, "ja/a.md": JA_MD}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return read_corpus(root)
+
+
+ZH_FACT = GoldenQuery(
+    id="zh-1",
+    query="网站地图",  # "site map": shares 地图 only with the page's 站点地图
+    fact="Starlight 内置了生成站点地图（sitemap）的支持。",
+    file="zh-cn/a.md",
+    heading_path=("启用 sitemap",),
+    kind="paraphrase",
+    line=1,
+)
+
+
+def test_set_language_comes_from_the_file_name() -> None:
+    assert set_language(Path("spikes/golden/starlight-docs-zh-cn.jsonl")) == "zh"
+    assert set_language(Path("starlight-docs-ja.jsonl")) == "ja"
+    assert set_language(Path("starlight-docs-ko.jsonl")) == "ko"
+    assert set_language(Path("rust-book.jsonl")) == "en"
+    assert set_language(Path("fastapi-docs.jsonl")) == "en"
+
+
+def test_cjk_bigrams_pair_each_run_and_drop_function_bigrams() -> None:
+    # 如何 ("how") is a function bigram; runs break at spaces and ASCII.
+    assert cjk_bigrams("如何添加 站点地图", "zh") == {"何添", "添加", "站点", "点地", "地图"}
+    # Japanese: two hiragana (を, する) are particles and endings.
+    assert cjk_bigrams("サイトマップを追加する", "ja") == {
+        "サイ", "イト", "トマ", "マッ", "ップ", "プを", "を追", "追加", "加す",
+    }  # fmt: skip
+    # Korean: -하려면 ("in order to") is an ending; 사이트맵을 keeps its particle.
+    assert cjk_bigrams("사이트맵을 추가하려면", "ko") == {
+        "사이", "이트", "트맵", "맵을", "추가", "가하",
+    }  # fmt: skip
+    # NFKC: halfwidth katakana is read as fullwidth.
+    assert cjk_bigrams("\uff7b\uff72\uff84", "ja") == {"サイ", "イト"}
+
+
+def test_a_cjk_query_copying_the_facts_term_is_rejected(cjk_corpus) -> None:
+    assert verify([ZH_FACT], cjk_corpus, "zh") == ()
+    copied = replace(ZH_FACT, query="站点地图")
+    assert messages_in(cjk_corpus, "zh", copied) == [
+        "query shares 3 content words and bigrams with the fact (at most 2): 地图, 点地, 站点"
+    ]
+    # English words in a CJK query count too: "sitemap" and "starlight" + 站点 + 点地.
+    mixed = replace(ZH_FACT, query="Starlight sitemap 站点地")
+    assert shared_units(mixed.query, mixed.fact, "zh") == ("sitemap", "starlight", "点地", "站点")
+    # The English rule sees no word in it: that is why a set needs its language.
+    assert verify([copied], cjk_corpus) == ()
+
+
+def test_a_cjk_facts_length_counts_wide_characters_twice(cjk_corpus) -> None:
+    # 21 code points (too short in English), 35 columns in Chinese.
+    fact = "内置了生成站点地图（sitemap）的支持"
+    assert (len(fact), fact_length(fact), fact_length(fact, "zh")) == (21, 21, 35)
+    short = replace(ZH_FACT, fact=fact)
+    assert verify([short], cjk_corpus, "zh") == ()
+    assert messages_in(cjk_corpus, "en", short) == ["fact has 21 characters, not 25-120"]
+    tiny = replace(ZH_FACT, fact="生成站点地图的支持")
+    assert "fact has 18 columns (wide characters count 2), not 25-120" in messages_in(
+        cjk_corpus, "zh", tiny
+    )
+
+
+def test_an_unknown_language_is_refused(cjk_corpus) -> None:
+    with pytest.raises(ValueError, match="language 'fr' is not one of en, zh, ja, ko"):
+        verify([ZH_FACT], cjk_corpus, "fr")
+
+
+def test_the_command_takes_the_sets_language_from_its_name_or_the_option(
+    cjk_corpus, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {
+        "id": "ja-1",
+        "query": "サイトマップ",  # copies the fact's term: five shared bigrams
+        "fact": "Starlightにはサイトマップ生成機能が組み込まれています。",
+        "file": "ja/a.md",
+        "heading_path": ["サイトマップ"],
+        "kind": "paraphrase",
+    }
+    for name in ("toy-ja.jsonl", "toy.jsonl"):
+        (tmp_path / name).write_text(json.dumps(record) + "\n", encoding="utf-8")
+    root = str(cjk_corpus.root)
+    assert main(["--corpus", root, "--golden", str(tmp_path / "toy-ja.jsonl")]) == 1
+    assert "shares 5 content words and bigrams" in capsys.readouterr().err
+    assert main(["--corpus", root, "--golden", str(tmp_path / "toy.jsonl")]) == 0
+    capsys.readouterr()
+    assert (
+        main(["--corpus", root, "--golden", str(tmp_path / "toy.jsonl"), "--language", "ja"]) == 1
+    )
+
+
+def messages_in(corpus, language: str, *queries: GoldenQuery) -> list[str]:
+    return [problem.message for problem in verify(queries, corpus, language)]
+
+
+# ------------------------------------------------------------ the MDX dialect
+
+MDX_PAGE = "---\ntitle: T\n---\n\n## Usage\n\nBody text.\n"
+
+
+def test_mdx_documents_are_indexed_in_the_mdx_dialect_when_build_index_has_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[tuple[str, str]] = []
+
+    def with_dialect(text: str, dialect: str = "commonmark") -> HeadingIndex:
+        calls.append((text, dialect))
+        return build_index(text)
+
+    monkeypatch.setattr(spikes.golden, "build_index", with_dialect)
+    index = index_document("guides/page.mdx", MDX_PAGE)
+    assert [heading.path for heading in index.headings] == [("Usage",)]
+    index_document("guides/page.MDX", MDX_PAGE)
+    index_document("guides/page.md", MDX_PAGE)
+    assert [dialect for _, dialect in calls] == ["mdx", "mdx", "commonmark"]
+
+
+# A fence opened inside a JSX component: CommonMark's HTML block swallows the
+# opening fence, so the shell comment after the blank line becomes an H1;
+# MDX pairs the fence inside the component (issue 37).
+JSX_FENCE_PAGE = """\
+---
+title: Deploy
+---
+
+## Setup
+
+<Accordion title="Build">
+  ```yaml
+
+  # Build workflow
+  run: make
+  ```
+</Accordion>
+
+The pipeline runs the build whenever the main branch changes.
+"""
+
+
+def test_verify_reads_an_mdx_page_as_mdx_and_a_markdown_page_as_commonmark(
+    tmp_path: Path,
+) -> None:
+    corpora = {}
+    for name in ("deploy.mdx", "deploy.md"):
+        root = tmp_path / name.replace(".", "-")
+        root.mkdir()
+        (root / name).write_text(JSX_FENCE_PAGE, encoding="utf-8")
+        corpora[name] = read_corpus(root)
+    query = GoldenQuery(
+        id="mdx-1",
+        query="When does CI start?",
+        fact="The pipeline runs the build whenever the main branch changes.",
+        file="deploy.mdx",
+        heading_path=("Setup",),
+        kind="paraphrase",
+        line=1,
+    )
+    assert verify([query], corpora["deploy.mdx"]) == ()
+    as_markdown = replace(query, file="deploy.md")
+    assert messages(corpora["deploy.md"], as_markdown) == [
+        "wrong heading path: the fact lies under Build workflow, not Setup"
+    ]
+
+
+def test_mdx_documents_are_indexed_as_commonmark_while_build_index_has_no_dialect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+
+    def without_dialect(text: str) -> HeadingIndex:
+        calls.append(text)
+        return build_index(text)
+
+    monkeypatch.setattr(spikes.golden, "build_index", without_dialect)
+    assert [h.path for h in index_document("page.mdx", MDX_PAGE).headings] == [("Usage",)]
+    assert calls == [MDX_PAGE]
 
 
 # ------------------------------------------------------------ file format

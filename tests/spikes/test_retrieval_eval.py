@@ -242,6 +242,14 @@ def test_unknown_names_are_refused(
     assert "--k: integers of at least 1" in capsys.readouterr().err
 
 
+def test_a_translated_set_is_proven_under_its_languages_rules() -> None:
+    # The set's language comes from its file name (spikes.golden.set_language):
+    # under the English rules its short Chinese facts would be refused.
+    golden = ROOT / "spikes" / "golden" / "starlight-docs-zh-cn.jsonl"
+    queries, files = retrieval_eval.load_and_verify(golden, ROOT / "corpora" / "starlight-docs")
+    assert (len(queries), files) == (27, 338)
+
+
 RECALL_TABLE = """\
 | chunker         | over       | chunks | ingest s | method   | recall@1 | recall@10 |
 |:----------------|:-----------|-------:|---------:|:---------|---------:|----------:|
