@@ -23,7 +23,7 @@ import logging
 import shlex
 import shutil
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,7 @@ __all__ = [
 
 Progress = engine.Progress
 ProgressFn = engine.ProgressFn
+NoteFn = Callable[[str], None]  # one line about a search's rows (`search`'s on_note)
 
 log = logging.getLogger("mdchunks")
 
@@ -248,6 +249,7 @@ def search(
     table: str | None = None,
     pg_schema: str | None = None,
     path_prefix: str | None = None,
+    on_note: NoteFn | None = None,
 ) -> list[SearchHit]:
     """Search the chunks (flow/retrieval/rankings.py): `bm25`, BM25 over heading path
     and text (English stemming), chunks with any word (`match="any"`) or every
@@ -262,7 +264,9 @@ def search(
     `parent` its parent chunk's row (flow/retrieval/hits.py). `table` (and
     `pg_schema`): a host's own table made by `chunk_table_sql` instead of
     ours, searched by BM25 with statistics counted live (flow/retrieval/tables.py).
-    `path_prefix`: only documents whose rel_path starts with it."""
+    `path_prefix`: only documents whose rel_path starts with it. `on_note`
+    is given each line about the searched rows (a source whose last run did
+    not finish: they may be stale); None logs them as warnings."""
     if not query.strip():
         raise UsageError("the search query is empty")
     if k < 1:
@@ -276,98 +280,102 @@ def search(
         embedder.require_extra(model or embedder.DEFAULT_MODEL)
     with _reading(searched, database_url, data_dir, source) as (conn, db):
         if searched.managed:
-            _warn_unfinished(conn, db, source)
-        if method is None:
-            method = rankings.choose_method(conn, source, searched, model)
-        if method == "hybrid" and not lexical.keeps_terms(conn, query):
-            return []  # stop words only: no model loaded for a vector of them
-        key: str | None = None
-        query_vector = None
-        if method != "bm25" and searched.managed:  # for the ranking and the matched sections
-            key = embedding.search_model(conn, source, model)
-            embedder.require_extra(key)
-            query_vector = embedder.encode_query(query, key)
-        terms = None
-        try:
-            # The query's BM25 terms, counted once for the ranking and the
-            # matched sections (a host's table counts them over all its rows).
-            # (Not over a host's table that `rank` will refuse: semantic or hybrid.)
-            if method == "bm25" or (method != "semantic" and searched.managed):
-                terms = lexical.query_terms(conn, query, source=source, table=searched)
-            ranked = rankings.rank(
+            _warn_unfinished(conn, db, source, on_note)
+        # One snapshot for every statement of the search: a concurrent run
+        # (a watch) that deletes a ranked chunk before its row is fetched
+        # would otherwise make the hit vanish under it (issue 42: KeyError).
+        with conn.transaction(snapshot=True):
+            if method is None:
+                method = rankings.choose_method(conn, source, searched, model)
+            if method == "hybrid" and not lexical.keeps_terms(conn, query):
+                return []  # stop words only: no model loaded for a vector of them
+            key: str | None = None
+            query_vector = None
+            if method != "bm25" and searched.managed:  # for the ranking and the matched sections
+                key = embedding.search_model(conn, source, model)
+                embedder.require_extra(key)
+                query_vector = embedder.encode_query(query, key)
+            terms = None
+            try:
+                # The query's BM25 terms, counted once for the ranking and the
+                # matched sections (a host's table counts them over all its rows).
+                # (Not over a host's table that `rank` will refuse: semantic or hybrid.)
+                if method == "bm25" or (method != "semantic" and searched.managed):
+                    terms = lexical.query_terms(conn, query, source=source, table=searched)
+                ranked = rankings.rank(
+                    conn,
+                    query,
+                    k=k,
+                    source=source,
+                    method=method,
+                    match=match,
+                    model=key or model,
+                    query_vector=query_vector,
+                    table=searched,
+                    path_prefix=path_prefix or None,
+                    terms=terms,
+                )
+                shown = {
+                    row[0]: row[1:]
+                    for row in conn.execute(
+                        rankings.hits_sql(match, searched),
+                        {
+                            "query": query,
+                            "ids": [hit.id for hit in ranked],
+                            "headline_options": _HEADLINE_OPTIONS,
+                        },
+                    )
+                }
+            except asyncpg.exceptions.StatementTooComplexError:
+                raise UsageError(
+                    f"the query is too long for PostgreSQL's text search "
+                    f"({len(query.split()):,} words); search with fewer words"
+                ) from None
+            # The sections a hit names live in our sections table; a host's chunk
+            # table has none, so its hits' documents are rebuilt from their chunks.
+            documents: dict[tuple[str, str], rebuilt.Document] = {}
+            matched = sections.matched_sections(
                 conn,
-                query,
-                k=k,
+                [hit.id for hit in ranked],
+                query=query,
                 source=source,
-                method=method,
-                match=match,
-                model=key or model,
+                lexical_first=method != "semantic",
                 query_vector=query_vector,
+                model=key,
+                held=None if searched.managed else _rebuilt_held(conn, searched, shown, documents),
                 table=searched,
-                path_prefix=path_prefix or None,
                 terms=terms,
             )
-            shown = {
-                row[0]: row[1:]
-                for row in conn.execute(
-                    rankings.hits_sql(match, searched),
-                    {
-                        "query": query,
-                        "ids": [hit.id for hit in ranked],
-                        "headline_options": _HEADLINE_OPTIONS,
-                    },
-                )
-            }
-        except asyncpg.exceptions.StatementTooComplexError:
-            raise UsageError(
-                f"the query is too long for PostgreSQL's text search "
-                f"({len(query.split()):,} words); search with fewer words"
-            ) from None
-        # The sections a hit names live in our sections table; a host's chunk
-        # table has none, so its hits' documents are rebuilt from their chunks.
-        documents: dict[tuple[str, str], rebuilt.Document] = {}
-        matched = sections.matched_sections(
-            conn,
-            [hit.id for hit in ranked],
-            query=query,
-            source=source,
-            lexical_first=method != "semantic",
-            query_vector=query_vector,
-            model=key,
-            held=None if searched.managed else _rebuilt_held(conn, searched, shown, documents),
-            table=searched,
-            terms=terms,
-        )
-        expanded, parents = hits.expansions(
-            conn,
-            {
-                i: (int(row[2]), tuple(row[3] or ()))
-                for i, row in shown.items()
-                if not (expand == "section" and i in matched)
-            },
-            expand,
-            searched,
-        )
-        if expand == "section":  # the matched section, exactly, from the stored rows
-            for chunk_id, match_of in matched.items():
-                ref = match_of.section
-                document = documents.get(tuple(shown[chunk_id][:2]))
-                if document is not None:  # a host's: from the document its chunks make
-                    span = document.sections[ref.ordinal]
-                    expanded[chunk_id] = hits.Section(
-                        ref.char_start,
-                        ref.char_end,
-                        ref.heading_path,
-                        document.section_text(span),
-                        document.chunks_overlapping(span),
-                    )
-                    continue
-                found_text = sections.section_text(conn, ref.id)
-                if found_text is not None:
-                    ref, text, chunks = found_text
-                    expanded[chunk_id] = hits.Section(
-                        ref.char_start, ref.char_end, ref.heading_path, text, chunks
-                    )
+            expanded, parents = hits.expansions(
+                conn,
+                {
+                    i: (int(row[2]), tuple(row[3] or ()))
+                    for i, row in shown.items()
+                    if not (expand == "section" and i in matched)
+                },
+                expand,
+                searched,
+            )
+            if expand == "section":  # the matched section, exactly, from the stored rows
+                for chunk_id, match_of in matched.items():
+                    ref = match_of.section
+                    document = documents.get(tuple(shown[chunk_id][:2]))
+                    if document is not None:  # a host's: from the document its chunks make
+                        span = document.sections[ref.ordinal]
+                        expanded[chunk_id] = hits.Section(
+                            ref.char_start,
+                            ref.char_end,
+                            ref.heading_path,
+                            document.section_text(span),
+                            document.chunks_overlapping(span),
+                        )
+                        continue
+                    found_text = sections.section_text(conn, ref.id)
+                    if found_text is not None:
+                        ref, text, chunks = found_text
+                        expanded[chunk_id] = hits.Section(
+                            ref.char_start, ref.char_end, ref.heading_path, text, chunks
+                        )
     found = []
     for hit in ranked:
         (
@@ -775,22 +783,28 @@ def _reading(
         yield conn, db
 
 
-def _warn_unfinished(conn: Connection, db: database.Database, source: str | None) -> None:
-    """One line (the `mdchunks` logger) per searched source whose rows a run
-    left half-written (docs/reliability.md): the hits are shown all the same."""
+def _warn_unfinished(
+    conn: Connection, db: database.Database, source: str | None, on_note: NoteFn | None
+) -> None:
+    """One line per searched source whose rows a run left half-written
+    (docs/reliability.md), to `on_note` (None: the `mdchunks` logger, which
+    the CLI prints on stderr): the hits are shown all the same."""
     for name, run in state.unfinished(conn, source).items():
         if run == state.WATCHING:
             continue  # caught up, and following each change as it is saved
         if run == state.RUNNING:
-            log.warning("source %r is being ingested now: its rows may be incomplete", name)
+            note = f"source {name!r} is being ingested now: its rows may be incomplete"
         else:
             record = catalog.lookup(conn, name)
-            log.warning(
-                "source %r: its last run did not finish, so its rows may be incomplete "
-                "or stale; run `%s` again",
-                name,
-                _resume_command(name, None if record is None else str(record.root), db),
+            resume = _resume_command(name, None if record is None else str(record.root), db)
+            note = (
+                f"source {name!r}: its last run did not finish, so its rows may be "
+                f"incomplete or stale; run `{resume}` again"
             )
+        if on_note is None:
+            log.warning("%s", note)
+        else:
+            on_note(note)
 
 
 def _resume_command(source: str, root: str | None, db: database.Database) -> str:

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import os
 import re
 import signal
@@ -109,9 +110,19 @@ quiet_option = click.option(
     "stderr (otherwise); the summary still prints.",
 )
 
+
+def _a_number(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    # FloatRange lets `nan` through (no comparison with it is true), and a
+    # wait of nan seconds never ends (issue 42).
+    if value is not None and math.isnan(value):
+        raise click.BadParameter(f"{value!r} is not a number of seconds", ctx, param)
+    return value
+
+
 lock_wait_option = click.option(
     "--lock-wait",
     type=click.FloatRange(min=0),
+    callback=_a_number,
     default=DEFAULT_WAIT_SECONDS,
     show_default=True,
     metavar="SECONDS",
@@ -361,7 +372,8 @@ def ingest(
     for i, path in enumerate(paths):
         if resolved[i] in resolved[:i]:
             raise UsageError(f"the folder {shown(str(path))} is given twice")
-    names = [source or api.default_source_name(path) for path in paths]
+    # `--source ''` is a name (refused as empty below), not "the folder's name".
+    names = [api.default_source_name(path) if source is None else source for path in paths]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
         raise UsageError(
@@ -369,7 +381,7 @@ def ingest(
             "ingest them one at a time with --source"
         )
     limits = bounded.DocumentLimits(doc_time_limit, doc_memory_limit * 1024 * 1024)
-    any_failed = False
+    any_failed = failed_documents = False
     for path, name in zip(paths, names, strict=True):
         with (
             # Under --live a stop request is the watch's normal end, also
@@ -397,13 +409,17 @@ def ingest(
             )
         _print_report(report)
         any_failed = any_failed or not report.ok
+        failed_documents = failed_documents or report.failed > 0
     if paths:
         _print_database_hint(database_url, data_dir)
     if live:
         if len(paths) > 1:
             raise UsageError("--live watches one folder: give a single PATH")
         out.print(f"watching {escape(shown(str(paths[0])))} for changes (Ctrl-C to stop)")
-        code = 1 if any_failed else 0
+        # A stopped watch exits 0, or 1 when its catch-up failed documents; an
+        # entry the walk skipped (a link out of the folder) is listed, and is
+        # no failure of the watch (README: Ctrl-C exits 0).
+        code = 1 if failed_documents else 0
         with _watch_stops(code) as on_stop:
             api.watch(  # with the settings the ingest just used and remembered
                 paths[0],
@@ -835,8 +851,12 @@ def mcp(
     if address is None:
         serve.run_stdio(server.build(settings))
     else:
-        err.print(f"mdchunks mcp: serving http://{address.host}:{address.port}/mcp")
-        serve.run_http(server.build(settings), address, token)
+        serve.run_http(
+            server.build(settings),
+            address,
+            token,
+            on_listening=lambda url: err.print(f"mdchunks mcp: serving {escape(url)}"),
+        )
 
 
 def _warm_up(settings: Any) -> None:

@@ -166,11 +166,18 @@ class Connection:
         self._run(self._raw.execute(script))
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, *, snapshot: bool = False) -> Iterator[None]:
         """A transaction (inside another one: a savepoint), committed when the
-        block ends, rolled back when it raises."""
+        block ends, rolled back when it raises. `snapshot`: a read-only
+        REPEATABLE READ one, whose statements all see the rows as they were
+        at its first (a reader's several statements, never a half-written
+        change of a concurrent run between two of them)."""
         try:
-            transaction = self._raw.transaction()
+            transaction = (
+                self._raw.transaction(isolation="repeatable_read", readonly=True)
+                if snapshot
+                else self._raw.transaction()
+            )
         except _MAYBE_LOSSES as exc:  # asyncpg checks the connection here, unwrapped
             if self.closed:
                 raise ConnectionLost(exc) from exc

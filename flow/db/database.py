@@ -657,6 +657,7 @@ def _import_pgserver() -> ModuleType:
     logging.getLogger("pgserver").addHandler(logging.NullHandler())
     logging.getLogger("pgserver").propagate = False
     _initdb_with_small_wal(pgserver.postgres_server)
+    _any_folder_name(pgserver.postgres_server)
     return pgserver
 
 
@@ -674,6 +675,52 @@ def _initdb_with_small_wal(server_module: ModuleType) -> None:
 
     initdb.mdchunks_wal = True  # type: ignore[attr-defined]
     setattr(server_module, "initdb", initdb)  # noqa: B010
+
+
+# A folder name pgserver's commands pass on as it is: pg_ctl starts the server
+# through a shell, its -D and -l paths in double quotes (`$`, `` ` ``, `"`, `\`
+# are the shell's there), and postgres splits its `-k` socket folder on spaces
+# (`cd "My Docs" && mdchunks ingest notes` could not start: issue 42); the
+# socket folder is also a URL's `host=` parameter (`&`, `%`, `#`...).
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9/._+,=@-]*")
+
+
+def plain_path(path: Path | str) -> bool:
+    return _PLAIN_PATH.fullmatch(str(path)) is not None
+
+
+def _any_folder_name(server_module: ModuleType) -> None:
+    """pgserver's `pg_ctl` and socket folder, wrapped once, for a data folder
+    whose name is not `plain_path`: pg_ctl runs in the folder itself, given
+    `-D .` and `-l log` (no path through the shell; postgres makes the data
+    folder absolute from its working folder), and the socket goes where
+    pgserver puts it when the data folder's path is too long for one (the
+    runtime folder, under a hash of the path). Plain names are left as
+    pgserver runs them."""
+    plain_pg_ctl = getattr(server_module, "pg_ctl")  # noqa: B009 (a ModuleType to mypy)
+    if getattr(plain_pg_ctl, "mdchunks_paths", False):
+        return
+    plain_socket_dir = getattr(server_module, "find_suitable_socket_dir")  # noqa: B009
+
+    def pg_ctl(args: list[str], *rest: Any, pgdata: Path | None = None, **options: Any) -> Any:
+        if pgdata is None or plain_path(pgdata):
+            return plain_pg_ctl(args, *rest, pgdata=pgdata, **options)
+        log = str(Path(pgdata) / "log")
+        here = ["log" if arg == log else arg for arg in args]
+        return plain_pg_ctl(here, *rest, pgdata=Path("."), cwd=pgdata, **options)
+
+    def find_suitable_socket_dir(pgdata: Path, runtime_path: Path) -> Path:
+        if plain_path(pgdata):
+            return Path(plain_socket_dir(pgdata, runtime_path))
+        base = runtime_path if plain_path(runtime_path) else Path("/tmp")
+        digest = hashlib.sha256(f"{pgdata}-{pgdata.stat().st_ino}".encode()).hexdigest()[:10]
+        folder = base / f"mdchunks-{digest}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    pg_ctl.mdchunks_paths = True  # type: ignore[attr-defined]
+    setattr(server_module, "pg_ctl", pg_ctl)  # noqa: B010
+    setattr(server_module, "find_suitable_socket_dir", find_suitable_socket_dir)  # noqa: B010
 
 
 START_ATTEMPTS = 3
@@ -715,8 +762,7 @@ def stop_embedded(data_dir: Path | None = None) -> bool:
     pgdata = data_dir / "pg"
     if not has_embedded(data_dir):
         return False
-    _import_pgserver()
-    from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
+    pg_ctl = _import_pgserver().postgres_server.pg_ctl  # wrapped: any folder name
     from pgserver.utils import PostmasterInfo
 
     info = PostmasterInfo.read_from_pgdata(pgdata)

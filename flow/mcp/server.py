@@ -152,11 +152,29 @@ def _check_range(name: str, value: int, low: int, high: int) -> None:
         raise ToolError(f"{name} must be {low} to {high} (got {value})")
 
 
+def _texts(value: Any) -> list[str]:
+    """The strings of an argument's value (a heading path is a list of them)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [each for each in value if isinstance(each, str)]
+    return []
+
+
 class _OneLineErrors(MCPServer[Any]):
     """Arguments the tools' schemas refuse answer in one line too, naming each
     argument and what it must be, not pydantic's report of several lines."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        # PostgreSQL text cannot hold NUL: sent on, it failed in the driver
+        # with an error of no message (issue 42). No query, path or source
+        # holds one, so the argument is named here instead.
+        for argument, value in (arguments or {}).items():
+            if any("\x00" in each for each in _texts(value)):
+                raise ToolError(
+                    f"bad arguments to {name}: {argument} holds a NUL character (U+0000), "
+                    "which no query, source, path or heading can hold"
+                )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -208,8 +226,9 @@ def build(settings: Settings) -> MCPServer[Any]:
     ) -> dict[str, Any]:
         """Search the indexed markdown. Each hit: breadcrumb (its section's heading
         path), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk).
-        No hits and a `note`: the query kept no word to search (stop words,
-        punctuation or symbols only)."""
+        `note`, when there is one: the query kept no word to search (stop
+        words, punctuation or symbols only; no hits), or a searched source's
+        last run did not finish (its rows may be incomplete or stale)."""
         _check_range("k", k, 1, MAX_K)
         if len(query) > MAX_QUERY_CHARS:
             raise ToolError(
@@ -217,11 +236,25 @@ def build(settings: Settings) -> MCPServer[Any]:
                 "(search with a question or a few words)"
             )
         chosen = None if method == "auto" else method
-        hits = call(api.search, query, k=k, method=chosen, source=source, path_prefix=path_prefix)
+        # What the CLI prints on stderr beside its hits (a source whose last
+        # run did not finish: its rows may be stale) is the agent's to read too.
+        notes: list[str] = []
+        hits = call(
+            api.search,
+            query,
+            k=k,
+            method=chosen,
+            source=source,
+            path_prefix=path_prefix,
+            on_note=notes.append,
+        )
         if not hits and (reason := call(api.no_match_reason, query, method=chosen)):
             # An agent tells "nothing relevant" from "nothing searched".
-            return {"hits": [], "note": f"no match: {reason}"}
-        return {"hits": [hit_json(hit) for hit in hits]}
+            notes.append(f"no match: {reason}")
+        found: dict[str, Any] = {"hits": [hit_json(hit) for hit in hits]}
+        if notes:
+            found["note"] = "; ".join(notes)
+        return found
 
     @server.tool(annotations=READ_ONLY)
     def outline(

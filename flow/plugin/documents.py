@@ -10,6 +10,7 @@ the markdown they become is the document (`read_document`,
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import cocoindex as coco
@@ -81,6 +82,14 @@ def read_document(data: bytes, name: str, invalid_utf8: str = "skip") -> Documen
         converted = importer.convert(data)
     except ConversionFailed as exc:
         raise DocumentProblem(f"{importer.name}: {exc}") from None
+    except RecursionError:
+        # Elements nested past the interpreter's stack (a thousand `<div>`s):
+        # a problem of these bytes, kept on the document's row until they
+        # change, not a bug retried on every run (issue 42).
+        raise DocumentProblem(
+            f"{importer.name}: nested too deeply to convert (past Python's recursion "
+            f"limit of {sys.getrecursionlimit():,})"
+        ) from None
     return DocumentContent(converted.text, importer.name, converted.headings, converted.note)
 
 

@@ -29,7 +29,12 @@ its answer pipe closes, so a killed run leaves no child behind.
 A child killed by a signal the run did not send (a native abort) is the
 quarantine's "the process died while chunking this document" at once, a
 problem of the document's bytes (flow/source/quarantine.py convicts the same
-crash in-process only on the next run, after a trial).
+crash in-process only on the next run, after a trial). A child that ends
+with no answer otherwise (an exit status, or its own SIGALRM) is the run's
+failure, not the document's: raised (`ChildLost`), never memoized, so a run
+with other options tries the document again. The limits themselves are
+checked before any work (`DocumentLimits.problem`): a time limit past what
+`signal.alarm` takes, or infinite, is refused in one line.
 """
 
 from __future__ import annotations
@@ -64,10 +69,25 @@ DEFAULT_DOC_SECONDS = 180.0
 DEFAULT_DOC_MEMORY_MB = 4096
 _POLL_SECONDS = 0.05
 _PRELOAD = ["mdchunks.source.app"]
+# The child's own deadline comes this long after the parent's (SIGALRM).
+_ALARM_GRACE_SECONDS = 5
+# `signal.alarm` takes a C int: a limit past this would overflow it in the
+# child, which then died before chunking anything (issue 42: every large
+# document failed as "the process died", memoized as its own failure).
+MAX_DOC_SECONDS = 2**31 - 1 - _ALARM_GRACE_SECONDS
+# Resident memory is compared in bytes, as /proc counts them (an int64).
+MAX_DOC_MEMORY_MB = (2**63 - 1) // 2**20
 
 
 class DocumentOverLimit(Exception):
     """A document whose chunking passed a limit: raised, never memoized."""
+
+
+class ChildLost(DocumentOverLimit):
+    """The child ended without an answer and not by a signal of its own
+    (an exit status, or the SIGALRM of its deadline): what the run's options
+    or the machine did, not the document's bytes, so raised and never
+    memoized as the document's failure (the next run tries it again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +98,18 @@ class DocumentLimits:
 
     def problem(self) -> str | None:
         """What makes these limits unusable, in the options' words; None: nothing."""
-        if not self.seconds > 0:
-            return f"--doc-time-limit must be above 0 (got {self.seconds:g})"
+        if not 0 < self.seconds <= MAX_DOC_SECONDS:  # nan and inf too
+            return (
+                f"--doc-time-limit must be above 0 and at most {MAX_DOC_SECONDS:,} s "
+                f"(got {self.seconds:g})"
+            )
         if self.memory_bytes < 1024 * 1024:
             return f"--doc-memory-limit must be at least 1 MB (got {self.memory_bytes // 2**20})"
+        if self.memory_bytes > MAX_DOC_MEMORY_MB * 2**20:
+            return (
+                f"--doc-memory-limit must be at most {MAX_DOC_MEMORY_MB:,} MB "
+                f"(got {self.memory_bytes // 2**20:,})"
+            )
         return None
 
 
@@ -133,9 +161,15 @@ def run_in_child(
         process.join()
         receiver.close()
     code = process.exitcode or 0
+    if code == -signal.SIGALRM:  # its own deadline, past the parent's: the limit
+        raise ChildLost(f"took longer than {limits.seconds:g} s to chunk (--doc-time-limit)")
     if code < 0:
         raise DocumentProblem(f"{CRASHED} ({signal_name(-code)})")
-    raise DocumentProblem(f"{CRASHED} (exit status {code})")
+    # An exit without an answer is not a crash of the document's own making
+    # (the work's exceptions come back as answers): the next run tries again.
+    raise ChildLost(
+        f"the process chunking this document ended without an answer (exit status {code})"
+    )
 
 
 def resident_bytes(pid: int | None) -> int:
@@ -159,7 +193,8 @@ def _child(
     _die_with_parent(sender)
     # Past the parent's deadline, if the parent is gone or stuck: SIGALRM's
     # default action ends the process.
-    signal.alarm(math.ceil(seconds) + 5)
+    due = min(math.ceil(seconds), MAX_DOC_SECONDS) if math.isfinite(seconds) else MAX_DOC_SECONDS
+    signal.alarm(due + _ALARM_GRACE_SECONDS)
     # A native abort's own message would be noise on the user's terminal; the
     # run names the cause.
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -21,6 +21,23 @@ class SourceRecord:
     walk: Walk
 
 
+# `max_doc_bytes` is a bigint column (mdchunks_sources): a larger limit
+# would fail there, after the run, as a bug (issue 42).
+MAX_DOC_BYTES_LIMIT = 2**63 - 1
+
+
+def check_max_doc_bytes(max_doc_bytes: int | None) -> None:
+    """One line for a `--max-doc-bytes` that cannot work (None: as last run)."""
+    if max_doc_bytes is None:
+        return
+    if max_doc_bytes < 1:
+        raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
+    if max_doc_bytes > MAX_DOC_BYTES_LIMIT:
+        raise UsageError(
+            f"--max-doc-bytes must be at most {MAX_DOC_BYTES_LIMIT:,} (got {max_doc_bytes:,})"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Walk:
     """Which files a source's walk takes, remembered with its recipe: a run

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import cocoindex as coco
 from cocoindex._internal import core as _core  # cancel_all: what `cocoindex` CLI's Ctrl-C uses
+from mdchunks.db import connection
 from mdchunks.errors import MdchunksError
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.source import offload
@@ -193,6 +194,8 @@ async def run_live(
         except MdchunksError:
             raise
         except Exception as exc:
+            if connection.is_loss(exc):  # a change's rows met a lost database: the caller says so
+                raise
             raise MdchunksError(f"the live ingest failed: {_first_line(exc)}") from None
         finally:
             _core.reset_global_cancellation()

@@ -37,6 +37,13 @@ class DocumentReplaced(Exception):
 _UNREADABLE = b"mdchunks: the document could not be read"
 
 
+# A watch's read of a link that leaves the root: the entry is skipped, as the
+# batch walk skips it (flow/source/listing.py), not a failed document.
+OUTSIDE_ROOT = (
+    "a link that leads outside the source root; not read (the watch never follows such links)"
+)
+
+
 class DocumentFile(localfs.File):
     """A listed document, read defensively.
 
@@ -158,10 +165,7 @@ class DocumentFile(localfs.File):
         root = os.path.realpath(coco.use_context(base))
         target = os.path.realpath(self._path())
         if os.path.commonpath([root, target]) != root:
-            raise DocumentReplaced(
-                "a link that leads outside the source root; not read (the watch never "
-                "follows such links)"
-            )
+            raise DocumentReplaced(OUTSIDE_ROOT)
 
     def _path(self) -> PurePath:
         """The file's path: the root (the context's) joined with the relative path.

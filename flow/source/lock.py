@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import re
 import time
@@ -27,7 +28,7 @@ from collections.abc import Iterator
 from mdchunks.db import connection, database
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
-from mdchunks.errors import SourceBusy
+from mdchunks.errors import SourceBusy, UsageError
 
 DEFAULT_WAIT_SECONDS = 10.0
 
@@ -48,6 +49,13 @@ def application_name(purpose: str, source: str) -> str:
 
 
 _APPLICATION = re.compile(r"mdchunks (\S+) pid (\d+) ")
+# A purpose as the command a user typed (and can look for in `ps`): the
+# watch is `ingest --live`; there is no `mdchunks watch`.
+COMMANDS = {"watch": "ingest --live"}
+
+
+def command_of(purpose: str) -> str:
+    return f"mdchunks {COMMANDS.get(purpose, purpose)}"
 
 
 def purpose_of(name: str | None) -> tuple[str, int] | None:
@@ -62,6 +70,8 @@ def source_lock(
     url: str, source: str, *, wait_seconds: float = DEFAULT_WAIT_SECONDS, purpose: str = "ingest"
 ) -> Iterator[Connection]:
     """Hold the source's lock; yields the (autocommit) connection holding it."""
+    if math.isnan(wait_seconds):  # never past a deadline of nan: a wait without end
+        raise UsageError("--lock-wait must be a number of seconds (got nan)")
     conn = database.connect(url, application_name=application_name(purpose, source))
     _HELD.add(conn)
     try:
@@ -118,7 +128,7 @@ def _holder(conn: Connection, key: int) -> str:
     if holder is not None and holder[0] is not None:
         ours = purpose_of(holder[1])
         if ours is not None:
-            return f"another run (`mdchunks {ours[0]}`, process {ours[1]})"
+            return f"another run (`{command_of(ours[0])}`, process {ours[1]})"
         app = f" ({holder[1]})" if holder[1] else ""
         return f"another run (database session pid {holder[0]}{app})"
     return "another run"

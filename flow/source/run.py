@@ -60,6 +60,7 @@ from mdchunks.retrieval import embedder, embedding, lexical
 from mdchunks.source import (
     catalog,
     engine,
+    files,
     listing,
     lock,
     quarantine,
@@ -139,8 +140,7 @@ def ingest(
     named = source is not None
     source = source if source is not None else catalog.default_source_name(root_path)
     catalog.check_source_name(source)
-    if max_doc_bytes is not None and max_doc_bytes < 1:
-        raise UsageError(f"--max-doc-bytes must be at least 1 (got {max_doc_bytes})")
+    catalog.check_max_doc_bytes(max_doc_bytes)
     if problem := limits.problem():
         raise UsageError(problem)
     # 2. the database
@@ -410,11 +410,16 @@ def watch(
     """
     if problem := limits.problem():
         raise UsageError(problem)
+    catalog.check_max_doc_bytes(max_doc_bytes)
     root_path = listing.check_root(Path(root))
     source = source if source is not None else catalog.default_source_name(root_path)
     db = database.resolve(database_url, data_dir)
     migrate.ensure(db.url)
-    with lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn:
+    with (
+        # A database lost while the watch starts, or under it: one line, exit 3.
+        database.losing_it_is_unavailable(db.url),
+        lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn,
+    ):
         known = catalog.lookup(conn, source)
         if recipe is None:  # the source's last settings, as `ingest` takes them
             recipe = settings.resolve(known.recipe if known else None, settings.Told()).recipe
@@ -439,7 +444,7 @@ def watch(
             limits=limits,
         )
         seen_failures: set[str] = set()
-        shown: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
+        shown: list[tuple[int, int, int, int, int]] = [(0, 0, 0, 0, 0)]
         written: dict[str, Processed] = {}  # rel_path -> the outcome its document row has
         deletions = [0]  # files the engine has deleted so far
 
@@ -488,28 +493,32 @@ def watch(
             # newer than its raise, which record_raised would have dropped),
             # nor one deleted since (gone as gone_documents tells it).
             processed = ledger.processed
-            failing = {
-                rel
-                for rel in {r for r in ledger.raised if r not in processed}
-                | {r for r, o in processed.items() if o.error}
-                if (root_path / rel).is_file()
+            causes = {
+                **{r: c for r, c in ledger.raised.items() if r not in processed},
+                **{r: o.error for r, o in processed.items() if o.error},
             }
-            counts = (stats.added, stats.reprocessed, stats.deleted, len(failing))
+            causes = {rel: c for rel, c in causes.items() if (root_path / rel).is_file()}
+            # A link out of the root is skipped, as the batch walk skips it,
+            # not a failed document (issue 42).
+            skipped = {rel for rel, cause in causes.items() if cause == files.OUTSIDE_ROOT}
+            failing = len(causes) - len(skipped)
+            counts = (stats.added, stats.reprocessed, stats.deleted, failing, len(skipped))
             if counts != shown[-1]:
                 shown.append(counts)
+                notes = [f"{failing} failed"] if failing else []
+                notes += [f"{len(skipped)} skipped"] if skipped else []
                 on_change(
                     f"live: {stats.added} added, {stats.reprocessed} changed, "
                     f"{stats.deleted} removed since the watch began"
-                    + (f" ({len(failing)} failed)" if failing else "")
+                    + (f" ({', '.join(notes)})" if notes else "")
                 )
-            for rel_path, cause in sorted(ledger.raised.items()):
+            for rel_path, cause in sorted(
+                {**ledger.raised, **{r: o.error for r, o in processed.items() if o.error}}.items()
+            ):
                 if rel_path not in seen_failures:
                     seen_failures.add(rel_path)
-                    on_change(f"failed: {rel_path}: {cause}")
-            for rel_path, outcome in sorted(ledger.processed.items()):
-                if outcome.error and rel_path not in seen_failures:
-                    seen_failures.add(rel_path)
-                    on_change(f"failed: {rel_path}: {outcome.error}")
+                    kind = "skipped" if cause == files.OUTSIDE_ROOT else "failed"
+                    on_change(f"{kind}: {rel_path}: {cause}")
 
         # Ctrl-C or SIGTERM ends the watch (flow/source/engine.py); outside the
         # main thread, a KeyboardInterrupt or a cancellation does. A full disk
@@ -526,9 +535,11 @@ def watch(
                     run=ledger,
                     on_change=changed,
                     on_stop=on_stop,
-                    # Space only: the lock's connection is the watch's own
-                    # (its rows are written on it at each change).
-                    alive=lambda: space.check(disks, started=True, run="watch"),
+                    # Space, and the lock's connection (its rows are written on
+                    # it at each change): a database that stops or restarts
+                    # under the watch ends it in one line, exit 3, within
+                    # seconds, instead of a watch that stays silent (issue 42).
+                    alive=_alive_check(db, conn, disks, run="watch", shared=True),
                 )
             )
         write_documents(forget_gone=True)
@@ -647,20 +658,29 @@ ALIVE_TIMEOUT_SECONDS = 30.0
 
 
 def _alive_check(
-    db: database.Database, conn: Connection, disks: tuple[space.Watched, ...]
+    db: database.Database,
+    conn: Connection,
+    disks: tuple[space.Watched, ...],
+    *,
+    run: str = "run",
+    shared: bool = False,
 ) -> engine.AliveFn:
     """Raises when a disk the run writes is nearly full, or the connection
     holding the source's lock is gone (and the lock with it): the engine then
     stops the run instead of retrying its writes. Space first: an embedded
-    server whose WAL could not grow is gone because its disk is full."""
+    server whose WAL could not grow is gone because its disk is full.
+    `shared`: the connection also writes the run's rows (a watch's, at each
+    change), so the check's statement can land inside one of their
+    transactions: only a lost connection counts then."""
 
     def alive() -> None:
-        space.check(disks, started=True)
+        space.check(disks, started=True, run=run)
         try:
             conn.execute("SELECT 1", timeout=ALIVE_TIMEOUT_SECONDS)
         except connection.Error as exc:
             if database.is_connection_loss(exc) or conn.closed:
                 raise database.lost(db.url, exc) from None
-            raise
+            if not shared:
+                raise
 
     return alive

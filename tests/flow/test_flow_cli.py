@@ -263,3 +263,31 @@ def test_ingest_status_and_search_load_one_database_driver(
         )
         assert done.returncode == 0, (args, done.stderr)
         assert "DRIVERS=[]" in done.stdout.splitlines(), (args, done.stdout[-500:])
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--max-doc-bytes", str(2**63)), "--max-doc-bytes must be at most"),
+        (("--lock-wait", "nan"), "--lock-wait': nan is not a number of seconds"),
+        (("--source", ""), "the source name is empty"),
+    ],
+    ids=["max-doc-bytes-past-int64", "lock-wait-nan", "source-empty"],
+)
+def test_option_values_that_cannot_work_are_refused_in_one_line(
+    run_cli: RunCli, docs: Path, database_url: str, args: tuple[str, ...], said: str
+) -> None:
+    """Issue 42: `--max-doc-bytes` past int64 exited 5 after the run, `--lock-wait
+    nan` waited for ever on a busy source, `--source ''` took the folder's name."""
+    refused = run_cli("ingest", str(docs), *args)
+    assert refused.code == 2, refused
+    assert refused.err.count("\n") == 1 and said in refused.err, refused.err
+    assert "Traceback" not in refused.err
+    # Refused before any work: no source was recorded.
+    assert fetch(database_url, "SELECT to_regclass('content_chunks') AS t") == [{"t": None}]
+
+
+def test_lock_wait_nan_is_refused_by_every_command(run_cli: RunCli) -> None:
+    refused = run_cli("drop", "--source", "docs", "--yes", "--lock-wait", "nan")
+    assert refused.code == 2, refused
+    assert "--lock-wait': nan is not a number of seconds" in refused.err, refused.err

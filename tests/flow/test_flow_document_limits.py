@@ -133,3 +133,56 @@ def test_a_500_kb_table_takes_seconds_not_a_minute() -> None:
     done = chunk_document(text, source="s", rel_path="t.md", recipe=Recipe())
     assert time.monotonic() - started < 15
     assert done.rows
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--doc-time-limit", "inf"),
+        ("--doc-time-limit", "nan"),
+        ("--doc-time-limit", str(2**31 - 5)),  # past what signal.alarm takes, with the grace
+        ("--doc-memory-limit", str(2**63)),
+    ],
+)
+def test_limits_the_child_cannot_take_are_refused_before_any_work(
+    run_cli: RunCli, docs: Path, database_url: str, option: str, value: str
+) -> None:
+    """Issue 42: `--doc-time-limit inf` overflowed `signal.alarm` in the child,
+    so every large document failed as "the process died", memoized."""
+    refused = run_cli("ingest", str(docs), "--source", "docs", option, value)
+    assert refused.code == 2, refused
+    assert refused.err.count("\n") == 1 and option in refused.err, refused.err
+    # Nothing was done: not even the migrations ran.
+    assert fetch(database_url, "SELECT to_regclass('content_chunks') AS t") == [{"t": None}]
+
+
+def test_a_child_that_ends_without_an_answer_is_not_the_documents_failure() -> None:
+    """An exit with no answer (not a signal of a crash) is what the run or its
+    options did: raised, so never memoized as the document's failure."""
+    limits = DocumentLimits(seconds=5)
+    with pytest.raises(DocumentOverLimit, match=r"ended without an answer \(exit status 3\)"):
+        run_in_child(os._exit, (3,), {}, limits)
+    # The child's own deadline stays within what signal.alarm takes, however
+    # large the limit a caller hands it (the CLI refuses such limits first).
+    assert run_in_child(divmod, (7, 2), {}, DocumentLimits(seconds=float("inf"))) == (3, 1)
+    assert run_in_child(divmod, (7, 2), {}, DocumentLimits(seconds=2.0**40)) == (3, 1)
+
+
+class _Unchecked(DocumentLimits):
+    """Limits past the checks, as a release before them took `inf`."""
+
+    def problem(self) -> str | None:
+        return None
+
+
+def test_a_run_with_an_unusable_time_limit_leaves_no_failure_behind(
+    ingest: Ingest, docs: Path, database_url: str
+) -> None:
+    """Issue 42: the documents a run with `inf` failed were reported
+    "unchanged since an earlier run" by later runs with default limits."""
+    (docs / "big.md").write_text(WIDE_TABLE)
+    first = ingest(docs, limits=_Unchecked(seconds=float("inf")))
+    assert first.ok, first.failures
+    later = ingest(docs)
+    assert later.ok and later.processed == 0, later
+    assert "big.md" in rows_by_document(database_url)

@@ -114,3 +114,33 @@ def test_a_broken_pdf_is_named_once_with_its_cause(run_cli: RunCli, tmp_path: Pa
         "  broken.pdf: pdf: cannot read this PDF: Stream has ended unexpectedly",
         "  notes.pdf: pdf: not a PDF: no %PDF- header in its first 1,024 bytes",
     ], result.err
+
+
+def test_deeply_nested_html_fails_in_one_line_and_is_not_converted_again(
+    ingest: Ingest, tmp_path: Path, database_url: str
+) -> None:
+    """Issue 42: a thousand nested `<div>`s failed with a raw RecursionError,
+    and as a bug (not memoized) were converted again on every run."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "page.md").write_text("# Page\n\nFine.\n")
+    depth = 5000
+    (root / "deep.html").write_text(
+        "<html><body>" + "<div>" * depth + "text" + "</div>" * depth + "</body></html>"
+    )
+    first = ingest(root)
+    failures = {f.rel_path: f.cause for f in first.failures}
+    assert list(failures) == ["deep.html"], failures
+    assert failures["deep.html"].startswith("html: nested too deeply to convert"), failures
+    assert "RecursionError" not in failures["deep.html"]
+    again = ingest(root)
+    assert again.processed == 0 and again.unchanged == 1, again
+    # Memoized as the document's own failure: kept on its document row.
+    rows = fetch(
+        database_url,
+        "SELECT error FROM mdchunks_documents WHERE source = 'docs' AND rel_path = 'deep.html'",
+    )
+    assert rows == [{"error": failures["deep.html"]}]
+    assert {f.rel_path: f.cause for f in again.failures} == {
+        "deep.html": f"{failures['deep.html']} (unchanged since an earlier run)"
+    }

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -69,6 +70,24 @@ def _sections(url: str, rel_path: str) -> list[str | None]:
     return [row["heading_text"] for row in rows]
 
 
+def _watch(root: Path, database_url: str, data_dir: Path) -> subprocess.Popen[str]:
+    """`mdchunks ingest ROOT --live` in a process of its own, its output piped."""
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update(COCOINDEX_DISABLE_USAGE_TRACKING="1", PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-c", CLI, "ingest", str(root)),
+            *("--source", SOURCE, "--live", "--database-url", database_url),
+            *("--data-dir", str(data_dir)),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_live_ingests_changes_as_they_happen(
     database_url: str,
@@ -83,20 +102,7 @@ def test_live_ingests_changes_as_they_happen(
     # Two sections, one of which the edit removes: the watch deletes its row.
     (root / "edit.md").write_text("# Edit\n\nThe first version.\n\n## Details\n\nMore.\n")
     (root / "gone.md").write_text("# Gone\n\nThis page will be deleted.\n")
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-    env.update(COCOINDEX_DISABLE_USAGE_TRACKING="1", PYTHONUNBUFFERED="1")
-    process = subprocess.Popen(
-        [
-            *(sys.executable, "-c", CLI, "ingest", str(root)),
-            *("--source", SOURCE, "--live", "--database-url", database_url),
-            *("--data-dir", str(data_dir)),
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = _watch(root, database_url, data_dir)
     try:
         assert process.stdout is not None
         for line in process.stdout:
@@ -193,11 +199,14 @@ def test_live_ingests_changes_as_they_happen(
     # Only what changed: the watch shares the batch run's memos (the pages
     # ingested before it started are not processed again).
     live = [line for line in out.splitlines() if line.startswith("live: ")]
-    # Two of the three added failed (bad.md, leak.md), and the count said
-    # so, until bad.md was deleted.
-    failing = "live: 3 added, 1 changed, 1 removed since the watch began (2 failed)"
+    # Of the three added, bad.md failed and leak.md (a link out of the
+    # folder) was skipped, as the batch walk skips it, and the count said so
+    # until bad.md was deleted.
+    failing = "live: 3 added, 1 changed, 1 removed since the watch began (1 failed, 1 skipped)"
     assert failing in live, out
-    assert live[-1] == "live: 3 added, 1 changed, 2 removed since the watch began (1 failed)", out
+    assert live[-1] == "live: 3 added, 1 changed, 2 removed since the watch began (1 skipped)", out
+    assert "skipped: leak.md: a link that leads outside the source root" in out, out
+    assert "failed: leak.md" not in out, out
 
     # BM25's statistics followed each change by its documents' share alone:
     # df, N and the lengths as a recount gives them, the bounds no tighter.
@@ -246,3 +255,43 @@ def _recounted(database_url: str) -> tuple[Any, dict[str, Any]]:
             assert most_in_heading is None or kept[2] is None or kept[2] >= most_in_heading
             terms[lexeme] = kept
     return totals, terms
+
+
+def test_a_link_out_of_the_folder_is_skipped_and_a_stopped_watch_exits_0(
+    database_url: str, data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 42: a link out of the root, there before the watch or made while
+    it runs, was a failed document of the watch, and Ctrl-C then exited 1
+    (the README says 0). It is skipped, as the batch walk skips it."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "page.md").write_text("# Page\n\nA page.\n")
+    secret = tmp_path / "outside" / "secret.md"
+    secret.parent.mkdir()
+    secret.write_text("# Secret\n\nnot under the watched folder\n")
+    (root / "early.md").symlink_to(secret)
+    process = _watch(root, database_url, data_dir)
+    killer = threading.Timer(120, process.kill)  # a watch that never says it: no hang
+    killer.start()
+    seen: list[str] = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            seen.append(line)
+            if line.startswith("watching "):
+                (root / "late.md").symlink_to(secret)
+            if line.startswith(("skipped: late.md", "failed: late.md")):
+                break
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        killer.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    out = "".join(seen) + out
+    assert process.returncode == 0, (out, err)
+    assert "skipped: late.md: a link that leads outside the source root" in out, out
+    assert "failed:" not in out and "failed)" not in out, out
+    # The catch-up listed the early one as skipped (not read), on stderr.
+    assert "early.md: symlink to" in err and "not followed" in err, err

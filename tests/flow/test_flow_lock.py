@@ -41,3 +41,15 @@ def test_the_lock_is_free_again_after_a_run(ingest: Ingest, docs: Path, database
     ingest(docs)
     with lock.source_lock(database_url, "docs", wait_seconds=0):
         pass
+
+
+def test_a_watch_holding_the_lock_is_named_by_its_command(
+    ingest: Ingest, docs: Path, database_url: str
+) -> None:
+    """Issue 42: the holder was named `mdchunks watch`, which is no command."""
+    with (
+        lock.source_lock(database_url, "docs", purpose="watch"),
+        pytest.raises(SourceBusy) as refused,
+    ):
+        ingest(docs, lock_wait=0)
+    assert f"another run (`mdchunks ingest --live`, process {os.getpid()})" in str(refused.value)

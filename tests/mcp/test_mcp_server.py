@@ -9,8 +9,10 @@ same rows in our table. The corpus is a small made-up folder, written here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -33,6 +35,7 @@ from mdchunks import api
 from mdchunks.db import migrate
 from mdchunks.mcp import serve
 from mdchunks.retrieval import lexical
+from mdchunks.source import lock, state
 from psycopg import sql
 
 GUIDE = """# Guide
@@ -554,3 +557,159 @@ def test_a_host_tables_outline_is_the_stored_one(tmp_path: Path, database_url: s
         (stored,) = mdchunks.outline(name, source="api", database_url=database_url)
         assert [e.section.heading_path for e in stored.sections] == paths
         assert tree(rebuilt.sections) == tree(stored.sections), name
+
+
+@contextlib.contextmanager
+def _serving(corpus: str, tmp_path: Path, address: str) -> Iterator[str]:
+    """`mdchunks mcp --http ADDRESS` (no token); yields the URL it says it serves."""
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "mdchunks", "mcp", "--http", address),
+            *("--database-url", corpus, "--data-dir", str(tmp_path)),
+        ],
+        env=_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        said = process.stderr.readline()  # "mdchunks mcp: serving http://HOST:PORT/mcp"
+        assert said.startswith("mdchunks mcp: serving http://"), said + process.stderr.read()
+        url = said.split()[-1]
+        parts = urlsplit(url)
+        assert parts.port, url  # the port it got, never `:0`
+        deadline = time.monotonic() + 60
+        while True:  # bound at once, listening once the app has started
+            try:
+                with socket.create_connection((str(parts.hostname), parts.port), timeout=5):
+                    break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+_POST_HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@pytest.mark.parametrize("address", ["127.0.0.2:0", "[0:0:0:0:0:0:0:1]:0"])
+def test_every_loopback_address_checks_host_and_origin(
+    corpus: str, tmp_path: Path, address: str
+) -> None:
+    """The DNS-rebinding guard on loopback addresses other than the SDK's three
+    literal hosts (issue 42: `Host: rebind.attacker.example` listed the
+    sources); `:0` serves on a port it names."""
+    with _serving(corpus, tmp_path, address) as url:
+        port = urlsplit(url).port
+        for host in ("rebind.attacker.example", f"rebind.attacker.example:{port}"):
+            forged = httpx2.post(url, json=_INITIALIZE, headers={**_POST_HEADERS, "Host": host})
+            assert forged.status_code == 421, (host, forged.status_code, forged.text)
+        origin = httpx2.post(
+            url,
+            json=_INITIALIZE,
+            headers={**_POST_HEADERS, "Origin": f"http://rebind.attacker.example:{port}"},
+        )
+        assert origin.status_code == 403, (origin.status_code, origin.text)
+        # The address's own name, its canonical spelling, and a page of its own
+        # origin are served.
+        honest = httpx2.post(
+            url,
+            json=_INITIALIZE,
+            headers={**_POST_HEADERS, "Origin": f"http://{urlsplit(url).netloc}"},
+        )
+        assert honest.status_code == 200, (honest.status_code, honest.text)
+
+        async def sources() -> list[str]:
+            async with (
+                streamable_http_client(url) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                listed = await _call(session, "list_sources")
+                return [s["source"] for s in listed["sources"]]
+
+        assert asyncio.run(sources()) == ["docs"]
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed(
+    corpus: str, tmp_path: Path
+) -> None:
+    """uvicorn times out idle keep-alive connections only: one that sends part
+    of its headers, or trickles them a byte at a time, held a slot for good."""
+    with _serving(corpus, tmp_path, ":0") as url:
+        parts = urlsplit(url)
+        where = (str(parts.hostname), int(parts.port or 0))
+        silent = socket.create_connection(where)
+        trickling = socket.create_connection(where)
+        trickling.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        opened = time.monotonic()
+        open_ones = {silent, trickling}
+        closed_after: dict[socket.socket, float] = {}
+        while open_ones and time.monotonic() - opened < serve.HEADERS_SECONDS + 15:
+            with contextlib.suppress(OSError):
+                if trickling in open_ones:
+                    trickling.sendall(b"a")  # a byte a second never moves the deadline
+            readable, _, _ = select.select(list(open_ones), [], [], 1.0)
+            for sock in readable:
+                with contextlib.suppress(OSError):
+                    if sock.recv(1024):
+                        continue
+                open_ones.discard(sock)
+                closed_after[sock] = time.monotonic() - opened
+        for sock in (silent, trickling):
+            sock.close()
+        assert not open_ones, "a connection without its headers was never closed"
+        assert all(
+            serve.HEADERS_SECONDS - 1 < after < serve.HEADERS_SECONDS + 10
+            for after in closed_after.values()
+        ), closed_after
+        # A request whose headers come at once is served as before.
+        answer = httpx2.post(url, json=_INITIALIZE, headers=_POST_HEADERS)
+        assert answer.status_code == 200
+
+
+def test_nul_in_arguments_is_an_error_naming_the_argument(corpus: str, tmp_path: Path) -> None:
+    async def scenario() -> tuple[str, str]:
+        async with _stdio(corpus, tmp_path) as session:
+            query = await _error(session, "search", query="owls\x00nests")
+            path = await _error(
+                session, "read_section", source="docs", rel_path="notes.md", heading_path=["N\x00"]
+            )
+            assert (await _call(session, "search", query="owls"))["hits"]  # still serving
+            return query, path
+
+    query, path = asyncio.run(scenario())
+    assert "query holds a NUL character (U+0000)" in query, query
+    assert "heading_path holds a NUL character (U+0000)" in path, path
+
+
+def test_search_notes_a_source_whose_last_run_did_not_finish(corpus: str, tmp_path: Path) -> None:
+    """MCP's `search` says what the CLI prints on stderr beside its hits. The
+    source is left as a run killed after its start leaves it (a recipe change
+    killed mid-run: its state marked in progress, never stamped)."""
+    with lock.source_lock(corpus, "docs") as conn:
+        state.distrust(conn, "docs")
+
+    async def scenario() -> dict[str, Any]:
+        async with _stdio(corpus, tmp_path) as session:
+            found: dict[str, Any] = await _call(session, "search", query="owls")
+            return found
+
+    found = asyncio.run(scenario())
+    assert [hit["rel_path"] for hit in found["hits"]] == ["notes.md"]  # the hits all the same
+    assert "source 'docs': its last run did not finish" in found["note"], found
+    assert "rows may be incomplete or stale; run `mdchunks ingest " in found["note"], found

@@ -8,6 +8,7 @@ embedded PostgreSQL of a data dir of this test session (conftest's
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -170,3 +171,51 @@ def test_a_wrong_password_is_a_clear_message_without_the_password(
     # the proof: `status` would also need rights on mdchunks_migrations.)
     with psycopg.connect(right_url, autocommit=True) as conn:
         assert conn.execute("SELECT current_user").fetchone() == (password_role,)
+
+
+def test_a_watch_whose_database_stops_says_so_and_exits_3(embedded, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 42: a watch whose server was stopped stayed alive and silent
+    (an engine backtrace, the edit never ingested, exit 5 on SIGTERM). It now
+    notices within seconds (the lock's connection is watched, as a batch
+    run's is), says so in one line and exits 3; the next run, the server
+    started again, ingests the edit made while it was away."""
+    root = tmp_path / "watched"
+    root.mkdir()
+    (root / "page.md").write_text("# Page\n\nThe first version.\n")
+    url = embedded.url()
+    args = ["ingest", str(root), "--source", "watched", "--data-dir", str(embedded.data_dir)]
+    process = start_cli(*args, "--live", "--quiet")
+    killer = threading.Timer(180, process.kill)  # a watch that never stops: no hang
+    killer.start()
+    try:
+        assert process.stdout is not None
+        said = []
+        for line in process.stdout:
+            said.append(line)
+            if line.startswith("watching "):
+                break
+        assert said and said[-1].startswith("watching "), "".join(said)
+        holder = f"mdchunks watch pid {process.pid} watched"
+        assert wait_until(
+            lambda: bool(
+                query(url, "SELECT 1 FROM pg_stat_activity WHERE application_name = %s", [holder])
+            ),
+            timeout=60,
+        ), "the watch never took the source's lock"
+        assert database.stop_embedded(embedded.data_dir)  # pg_ctl stop: fast shutdown
+        stopped_at = time.monotonic()
+        (root / "page.md").write_text("# Page\n\nEdited while the server was away.\n")
+        failed = finish(process, timeout=120)
+        seconds_after_stop = time.monotonic() - stopped_at
+    finally:
+        killer.cancel()
+    assert failed.code == 3, failed.text
+    line = one_line_error(failed)
+    assert line.startswith("error: lost the connection to the database at postgresql://"), line
+    assert seconds_after_stop < 20, seconds_after_stop
+    assert "environment is closed" not in failed.text, failed.text
+
+    rerun = run_cli(*args)  # starts the embedded server again by itself
+    assert rerun.code == 0, rerun.text
+    texts = query(url, "SELECT text FROM content_chunks WHERE source = 'watched'")
+    assert texts == [("# Page\n\nEdited while the server was away.",)], texts

@@ -5,6 +5,7 @@ data dir is race-free."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -12,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mdchunks.db.database import check_url, redact, scrub
 from mdchunks.errors import UsageError
-from reliability_support import cli_env, finish, kill, run_cli, start_cli
+from reliability_support import MDCHUNKS, cli_env, finish, kill, run_cli, start_cli
 
 # A password that is easy to find in any output, with characters that break URLs.
 PASSWORDS = st.text(
@@ -96,3 +97,35 @@ def test_first_commands_on_a_fresh_data_dir_at_once_all_succeed(tmp_path: Path) 
     for done in results:
         assert done.code == 0, done.text
     assert stop.code == 0, stop.text
+
+
+def test_a_data_dir_whose_path_holds_shell_characters_works(tmp_path: Path) -> None:
+    """Issue 42: `cd "My Docs" && mdchunks ingest notes` could not start the
+    embedded server (pg_ctl runs it through a shell, postgres splits its
+    socket folder on spaces): exit 3. The data dir is the default one, in a
+    folder whose name holds a space, a quote, `$`, `&` and `;`."""
+    odd = tmp_path / "My Docs it's $HOME & co; x"
+    (odd / "notes").mkdir(parents=True)
+    (odd / "notes" / "kettle.md").write_text("# Kettle\n\nBoil water with the kettle.\n")
+
+    def mdchunks_in_odd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*MDCHUNKS, *args],
+            cwd=odd,
+            env=cli_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    try:
+        ingested = mdchunks_in_odd("ingest", "notes")
+        assert ingested.returncode == 0, ingested.stderr
+        assert (odd / ".mdchunks" / "pg" / "PG_VERSION").is_file()
+        # Stopped and started again by the next command.
+        assert mdchunks_in_odd("stop").returncode == 0
+        found = mdchunks_in_odd("search", "kettle", "--json")
+        assert found.returncode == 0, found.stderr
+        assert '"rel_path": "kettle.md"' in found.stdout
+    finally:
+        mdchunks_in_odd("stop")
