@@ -287,7 +287,9 @@ def search(
         with conn.transaction(snapshot=True):
             if method is None:
                 method = rankings.choose_method(conn, source, searched, model)
-            if method == "hybrid" and not lexical.keeps_terms(conn, query):
+            if method == "hybrid" and not lexical.keeps_terms(
+                conn, query, source=source, table=searched
+            ):
                 return []  # stop words only: no model loaded for a vector of them
             key: str | None = None
             query_vector = None
@@ -390,6 +392,7 @@ def search(
             text,
             first,
             last,
+            _language,
         ) = shown[hit.id]
         found.append(
             SearchHit(
@@ -590,7 +593,7 @@ def _rebuilt_held(
 ) -> dict[uuid.UUID, list[sections.Slice]]:
     """The slices of a host table's hits (`shown`: their hits_sql rows), from
     their documents rebuilt from their chunks (kept in `documents`)."""
-    held: dict[uuid.UUID, list[tuple[sections.SectionRef, bool, str]]] = {}
+    held: dict[uuid.UUID, list[tuple[sections.SectionRef, bool, str, str | None]]] = {}
     for chunk_id, row in shown.items():
         source, rel_path, _, heading_path, _, _, start, end = row[:8]
         document = documents.get((source, rel_path))
@@ -598,7 +601,7 @@ def _rebuilt_held(
             document = documents[(source, rel_path)] = _document(conn, table, source, rel_path)
         governing = tuple(heading_path or ())
         held[chunk_id] = [
-            (_rebuilt_ref(source, rel_path, span), span.heading_path == governing, part)
+            (_rebuilt_ref(source, rel_path, span), span.heading_path == governing, part, row[11])
             for span, part in document.held(int(start), int(end))
         ]
     flat = sections.slices_of(conn, [piece for pieces in held.values() for piece in pieces])

@@ -172,15 +172,15 @@ WHERE s.source = %(source)s
 INSERT INTO content_chunks AS c
     (id, source, rel_path, position, char_start, char_end, text, heading_text,
      heading_level, heading_path, parent_chunk_id, breadcrumb, table_header, recipe,
-     start_line, end_line, section_ids)
+     start_line, end_line, section_ids, language)
 SELECT r.id, r.source, r.rel_path, r.position, r.char_start, r.char_end, r.text,
        r.heading_text, r.heading_level, r.heading_path, r.parent_chunk_id, r.breadcrumb,
-       r.table_header, r.recipe, r.start_line, r.end_line, r.section_ids
+       r.table_header, r.recipe, r.start_line, r.end_line, r.section_ids, r.language
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
     id uuid, source text, rel_path text, position integer, char_start integer,
     char_end integer, text text, heading_text text, heading_level smallint,
     heading_path text[], parent_chunk_id uuid, breadcrumb text, table_header text,
-    recipe text, start_line integer, end_line integer, section_ids uuid[]
+    recipe text, start_line integer, end_line integer, section_ids uuid[], language text
 )
 ON CONFLICT (id) DO UPDATE
 SET source = excluded.source,
@@ -198,16 +198,17 @@ SET source = excluded.source,
     recipe = excluded.recipe,
     start_line = excluded.start_line,
     end_line = excluded.end_line,
-    section_ids = excluded.section_ids
+    section_ids = excluded.section_ids,
+    language = excluded.language
 WHERE (c.source, c.rel_path, c.position, c.char_start, c.char_end, c.text, c.heading_text,
        c.heading_level, c.heading_path, c.parent_chunk_id, c.breadcrumb, c.table_header,
-       c.recipe, c.start_line, c.end_line, c.section_ids)
+       c.recipe, c.start_line, c.end_line, c.section_ids, c.language)
       IS DISTINCT FROM
       (excluded.source, excluded.rel_path, excluded.position, excluded.char_start,
        excluded.char_end, excluded.text, excluded.heading_text, excluded.heading_level,
        excluded.heading_path, excluded.parent_chunk_id, excluded.breadcrumb,
        excluded.table_header, excluded.recipe, excluded.start_line, excluded.end_line,
-       excluded.section_ids);
+       excluded.section_ids, excluded.language);
 
 -- name: write_sections
 -- Section rows of processed documents (flow/source/writes.py), many
@@ -398,13 +399,16 @@ SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT 
 -- of each lexeme in the next two statements. The caller runs the three in one
 -- transaction: a search sees the old statistics or the new ones, never a mix.
 INSERT INTO mdchunks_search_stats AS s
-    (source, chunks, heading_length, text_length, min_heading_length, min_text_length)
+    (source, chunks, heading_length, text_length, min_heading_length, min_text_length,
+     languages)
 SELECT %(source)s, count(*), coalesce(sum(search_heading_length), 0),
-       coalesce(sum(search_text_length), 0), min(search_heading_length), min(search_text_length)
+       coalesce(sum(search_text_length), 0), min(search_heading_length), min(search_text_length),
+       array_agg(DISTINCT language)
 FROM content_chunks
 WHERE source = %(source)s
 ON CONFLICT (source) DO UPDATE
 SET chunks = excluded.chunks,
+    languages = excluded.languages,
     heading_length = excluded.heading_length,
     text_length = excluded.text_length,
     min_heading_length = excluded.min_heading_length,
@@ -443,7 +447,8 @@ GROUP BY t.lexeme;
 -- (flow/retrieval/lexical.py `StatsDelta`): the lengths here, each lexeme's
 -- share in the next statement, as search_stats_refresh counts them.
 SELECT count(*), coalesce(sum(search_heading_length), 0), coalesce(sum(search_text_length), 0),
-       min(search_heading_length), min(search_text_length)
+       min(search_heading_length), min(search_text_length),
+       coalesce(array_agg(DISTINCT language), '{}')
 FROM content_chunks
 WHERE source = %(source)s AND rel_path = ANY(%(rel_paths)s::text[]);
 
@@ -456,9 +461,15 @@ GROUP BY u.lexeme;
 
 -- name: search_stats_add
 -- The lengths' change; the shortest lengths are lower bounds (MaxScore's
--- ceilings only loosen when a shortest chunk goes).
+-- ceilings only loosen when a shortest chunk goes); the languages gain the
+-- changed documents' (a language gone stays listed until the next refresh:
+-- the query is parsed once more than needed, nothing is missed).
 UPDATE mdchunks_search_stats
 SET chunks = chunks + %(chunks)s,
+    languages = ARRAY(
+        SELECT DISTINCT l
+        FROM unnest(coalesce(languages, ARRAY[NULL::text]) || %(languages)s::text[]) AS l
+    ),
     heading_length = heading_length + %(heading_length)s,
     text_length = text_length + %(text_length)s,
     min_heading_length = least(min_heading_length, %(min_heading_length)s),
@@ -500,17 +511,21 @@ WHERE d.df > 0 AND d.lexeme NOT IN (SELECT lexeme FROM changed)
   );
 
 -- name: search_query_terms
--- The query's BM25 terms: the lexemes of to_tsvector('english', query), the
--- very function that made the chunks' vectors (a `<` or `</` read as a space,
--- as migration 0013 says why), each with its number of
--- occurrences in the query and its document frequency over the searched
--- chunks (one source, or all of them) from the stored statistics (see
--- search_collection for sources that have none).
+-- The query's BM25 terms: the lexemes of the query parsed as the chunks'
+-- vectors were, once in each of the searched languages %(languages)s
+-- (to_tsvector(mdchunks_search_config(language), mdchunks_search_words(query)),
+-- migration 0018; a lexeme two languages share is one term), each with its
+-- number of occurrences in the query and its document frequency over the
+-- searched chunks (one source, or all of them) from the stored statistics
+-- (see search_collection for sources that have none).
 WITH q AS (
-    SELECT t.lexeme, coalesce(cardinality(t.positions), 1) AS occurrences
-    FROM unnest(to_tsvector('english', regexp_replace(%(query)s, '</?', ' ', 'g'))) AS t
+    SELECT t.lexeme, max(coalesce(cardinality(t.positions), 1)) AS occurrences
+    FROM (SELECT DISTINCT mdchunks_search_config(l) AS config
+          FROM unnest(%(languages)s::text[]) AS l) AS c,
+         unnest(to_tsvector(c.config, mdchunks_search_words(%(query)s))) AS t
     -- A hyphenated word counts as its parts, not also as the whole compound.
     WHERE strpos(t.lexeme, '-') = 0
+    GROUP BY t.lexeme
 ),
 searched AS (
     SELECT s.source FROM mdchunks_search_stats s
@@ -535,7 +550,24 @@ ORDER BY q.lexeme;
 -- name: search_query_keeps_terms
 -- Whether the query keeps any lexeme at all, parsed as search_query_terms
 -- parses it (a query of stop words only keeps none).
-SELECT length(to_tsvector('english', regexp_replace(%(query)s, '</?', ' ', 'g'))) > 0;
+SELECT coalesce(bool_or(length(to_tsvector(mdchunks_search_config(l),
+                                           mdchunks_search_words(%(query)s))) > 0), false)
+FROM unnest(%(languages)s::text[]) AS l;
+
+-- name: search_languages
+-- The languages of the searched sources' chunks, from the stored statistics
+-- (NULL among them: none stated; statistics from before migration 0018 list
+-- none, which reads as that).
+SELECT DISTINCT l
+FROM mdchunks_search_stats s,
+     unnest(coalesce(s.languages, ARRAY[NULL::text])) AS l
+WHERE %(source)s::text IS NULL OR s.source = %(source)s::text;
+
+-- name: search_languages_live
+-- The same counted from the rows (a source without stored statistics, a
+-- host's table).
+SELECT DISTINCT language FROM {chunks}
+WHERE %(source)s::text IS NULL OR source = %(source)s::text;
 
 -- name: sources_with_rows
 -- The sources that hold chunks (one, or all), as their statistics count them
@@ -640,12 +672,13 @@ ORDER BY h.id, s.position;
 -- scores their slices): whether it is the one the chunk's heading columns
 -- name, the chunk's text within the section's own span [char_start, body_end),
 -- that slice's to_tsvector and the section's heading text's (the very
--- function the chunks' search vectors are made with, `<` and `</` read as
--- spaces), then the section.
+-- functions the chunks' search vectors are made with, in the chunk's
+-- language: migration 0018), then the section.
 SELECT c.id, s.heading_path = c.heading_path AS governing, p.slice,
-       to_tsvector('english', regexp_replace(p.slice, '</?', ' ', 'g'))::text,
+       to_tsvector(mdchunks_search_config(c.language), mdchunks_search_words(p.slice))::text,
        CASE WHEN s.heading_text IS NOT NULL
-            THEN to_tsvector('english', regexp_replace(s.heading_text, '</?', ' ', 'g'))::text END,
+            THEN to_tsvector(mdchunks_search_config(c.language),
+                             mdchunks_search_words(s.heading_text))::text END,
        s.id, s.ordinal, s.heading_text, s.heading_level, s.heading_path, s.breadcrumb,
        s.char_start, s.char_end, s.start_line, s.end_line
 FROM content_chunks c
@@ -660,11 +693,13 @@ WHERE c.id = ANY(%(ids)s::uuid[])
 ORDER BY c.id, h.n;
 
 -- name: slice_vectors
--- What hit_sections parses of each slice and its section's heading text, for
--- slices made outside the sections table (a host's table), in their order.
-SELECT to_tsvector('english', regexp_replace(u.text, '</?', ' ', 'g'))::text,
-       to_tsvector('english', regexp_replace(u.heading, '</?', ' ', 'g'))::text
-FROM unnest(%(texts)s::text[], %(headings)s::text[]) WITH ORDINALITY AS u(text, heading, n)
+-- What hit_sections parses of each slice and its section's heading text, in
+-- its chunk's language, for slices made outside the sections table (a
+-- host's table), in their order.
+SELECT to_tsvector(mdchunks_search_config(u.language), mdchunks_search_words(u.text))::text,
+       to_tsvector(mdchunks_search_config(u.language), mdchunks_search_words(u.heading))::text
+FROM unnest(%(texts)s::text[], %(headings)s::text[], %(languages)s::text[])
+     WITH ORDINALITY AS u(text, heading, language, n)
 ORDER BY u.n;
 
 -- name: section_pieces
@@ -769,12 +804,15 @@ SELECT EXISTS (
 
 -- name: search_query_lexemes
 -- The query's BM25 terms where no statistics are stored (a host's table): the
--- lexemes of to_tsvector('english', query) with their occurrences, as
+-- lexemes of the query in each of %(languages)s with their occurrences, as
 -- search_query_terms takes them; df is counted live (search_df_live).
-SELECT t.lexeme, coalesce(cardinality(t.positions), 1) AS occurrences, 0 AS df,
+SELECT t.lexeme, max(coalesce(cardinality(t.positions), 1)) AS occurrences, 0 AS df,
        NULL::integer AS max_occurrences, NULL::integer AS max_heading_occurrences
-FROM unnest(to_tsvector('english', regexp_replace(%(query)s, '</?', ' ', 'g'))) AS t
+FROM (SELECT DISTINCT mdchunks_search_config(l) AS config
+      FROM unnest(%(languages)s::text[]) AS l) AS c,
+     unnest(to_tsvector(c.config, mdchunks_search_words(%(query)s))) AS t
 WHERE strpos(t.lexeme, '-') = 0
+GROUP BY t.lexeme
 ORDER BY t.lexeme;
 
 -- name: chunk_sources

@@ -1,18 +1,85 @@
 -- The trigger function of a chunk table (docs/plugin.md), created in the
 -- table's schema unless it is there already (its owner may be another role):
--- it sets the search columns (migrations 0009 and 0013: a `<` or `</` is
--- read as a space) and embed_text (migration 0010), as the migrations'
--- mdchunks_chunk_columns does for content_chunks.
+-- it sets the search columns and embed_text (migration 0010), as the
+-- migrations' mdchunks_chunk_columns does for content_chunks, with the
+-- analysis of migration 0018 (each part parsed in the row's language,
+-- through mdchunks_search_words: docs/search.md, "Languages"), whose two
+-- functions it makes beside it the same way. A function of an mdchunks
+-- before 0018 (no language) is replaced where this role owns it.
 -- `chunk_table_sql` and `chunk_table_upgrade_sql` both begin with it.
 
 DO $do$
 BEGIN
-    -- The chunk columns' trigger (migrations 0009 and 0010 say why and how).
-    IF to_regprocedure({chunk_columns_literal}) IS NULL THEN
-        CREATE FUNCTION {chunk_columns}() RETURNS trigger
+    -- A language's text search configuration (migration 0018).
+    IF to_regprocedure({search_config_literal}) IS NULL THEN
+        CREATE FUNCTION {search_config}(language text) RETURNS regconfig
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE
+            AS $$
+            SELECT CASE pg_catalog.lower(pg_catalog."substring"(coalesce(language, 'en'), '^[A-Za-z]+'))
+                WHEN 'en' THEN 'pg_catalog.english'::regconfig
+                WHEN 'ar' THEN 'pg_catalog.arabic'::regconfig
+                WHEN 'da' THEN 'pg_catalog.danish'::regconfig
+                WHEN 'de' THEN 'pg_catalog.german'::regconfig
+                WHEN 'el' THEN 'pg_catalog.greek'::regconfig
+                WHEN 'es' THEN 'pg_catalog.spanish'::regconfig
+                WHEN 'fi' THEN 'pg_catalog.finnish'::regconfig
+                WHEN 'fr' THEN 'pg_catalog.french'::regconfig
+                WHEN 'ga' THEN 'pg_catalog.irish'::regconfig
+                WHEN 'hu' THEN 'pg_catalog.hungarian'::regconfig
+                WHEN 'id' THEN 'pg_catalog.indonesian'::regconfig
+                WHEN 'it' THEN 'pg_catalog.italian'::regconfig
+                WHEN 'lt' THEN 'pg_catalog.lithuanian'::regconfig
+                WHEN 'nb' THEN 'pg_catalog.norwegian'::regconfig
+                WHEN 'ne' THEN 'pg_catalog.nepali'::regconfig
+                WHEN 'nl' THEN 'pg_catalog.dutch'::regconfig
+                WHEN 'nn' THEN 'pg_catalog.norwegian'::regconfig
+                WHEN 'no' THEN 'pg_catalog.norwegian'::regconfig
+                WHEN 'pt' THEN 'pg_catalog.portuguese'::regconfig
+                WHEN 'ro' THEN 'pg_catalog.romanian'::regconfig
+                WHEN 'ru' THEN 'pg_catalog.russian'::regconfig
+                WHEN 'sv' THEN 'pg_catalog.swedish'::regconfig
+                WHEN 'ta' THEN 'pg_catalog.tamil'::regconfig
+                WHEN 'tr' THEN 'pg_catalog.turkish'::regconfig
+                ELSE 'pg_catalog.simple'::regconfig
+            END
+            $$;
+    END IF;
+    -- What every parse for search reads (migration 0018).
+    IF to_regprocedure({search_words_literal}) IS NULL THEN
+        CREATE FUNCTION {search_words}(doc text) RETURNS text
+            LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+            AS $$
+        DECLARE
+            words text := pg_catalog.regexp_replace(doc, '</?', ' ', 'g');
+        BEGIN
+            IF words OPERATOR(pg_catalog.!~) '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]' THEN
+                RETURN words;
+            END IF;
+            -- Each run apart; each of its characters doubled, and each doubled pair
+            -- cut in two: ABC -> AABBCC -> A AB BC C.
+            words := pg_catalog.regexp_replace(words, '([\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]+)', ' \1 ', 'g');
+            words := pg_catalog.regexp_replace(words, '([\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])', '\1\1', 'g');
+            words := pg_catalog.regexp_replace(words, '([\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])\1', '\1 \1', 'g');
+            -- A lone character once (A A -> A); a longer run loses its first and
+            -- last single character: bigrams only (A AB BC C -> AB BC).
+            words := pg_catalog.regexp_replace(words, '(?<![\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])([\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]) \1(?![\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])', '\1', 'g');
+            words := pg_catalog.regexp_replace(words, '(?<![\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F] (?=[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]{{2}})', '', 'g');
+            RETURN pg_catalog.regexp_replace(words, '(?<=[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]{{2}}) [\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F](?![\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])', '', 'g');
+        END
+        $$;
+    END IF;
+    -- The chunk columns' trigger (migrations 0009, 0010 and 0018 say why and how).
+    IF to_regprocedure({chunk_columns_literal}) IS NULL OR EXISTS (
+        SELECT 1 FROM pg_catalog.pg_proc p
+        WHERE p.oid = to_regprocedure({chunk_columns_literal})
+          AND pg_catalog.strpos(p.prosrc, 'search_words') = 0
+          AND pg_catalog.pg_has_role(p.proowner, 'USAGE')
+    ) THEN
+        CREATE OR REPLACE FUNCTION {chunk_columns}() RETURNS trigger
             LANGUAGE plpgsql
             AS $$
         DECLARE
+            config regconfig;
             heading tsvector;
             body tsvector;
         BEGIN
@@ -22,15 +89,17 @@ BEGIN
                 NEW.embed_text := NEW.breadcrumb OPERATOR(pg_catalog.||) E'\n\n' OPERATOR(pg_catalog.||) NEW.embed_text;
             END IF;
             IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
-               AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path THEN
+               AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path
+               AND NEW.language IS NOT DISTINCT FROM OLD.language THEN
                 NEW.search_vector := OLD.search_vector;
                 NEW.search_heading_length := OLD.search_heading_length;
                 NEW.search_text_length := OLD.search_text_length;
                 RETURN NEW;
             END IF;
-            heading := pg_catalog.to_tsvector('english', pg_catalog.regexp_replace(
-        pg_catalog.array_to_string(NEW.heading_path, ' '), '</?', ' ', 'g'));
-            body := pg_catalog.to_tsvector('english', pg_catalog.regexp_replace(NEW.text, '</?', ' ', 'g'));
+            config := {search_config}(NEW.language);
+            heading := pg_catalog.to_tsvector(config, {search_words}(
+                pg_catalog.array_to_string(NEW.heading_path, ' ')));
+            body := pg_catalog.to_tsvector(config, {search_words}(NEW.text));
             NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
             -- BM25's lengths: lexeme occurrences (positions) of each part.
             NEW.search_heading_length := (

@@ -33,6 +33,9 @@ CREATE TABLE {table} (
     end_line        integer,
     table_header    text,
     section_ids     uuid[]   NOT NULL DEFAULT '{{}}',
+    -- The document's language tag; the trigger parses in its configuration
+    -- (migration 0018, docs/search.md "Languages").
+    language        text,
 
     CONSTRAINT "{prefix}_position_check" CHECK (position >= 0),
     CONSTRAINT "{prefix}_span_check" CHECK (char_start >= 0 AND char_end >= char_start),

@@ -29,6 +29,7 @@ from mdchunks.heading_index.options import (
     options_of,
 )
 from mdchunks.importers.registry import available_suffixes, importer_for, importer_versions
+from mdchunks.plugin.languages import LANGUAGE_RULES_VERSION
 
 # Suffix (lower case) -> splitter language. Markdown is split on its syntax
 # and gets heading columns; plain text is split with `language=None` and keeps
@@ -97,6 +98,11 @@ class Recipe(ChunkOptions):
 
     heading_index_version: str = option(
         HEADING_INDEX_VERSION, help="The heading index's version.", cli=False
+    )
+    # The rules that decide a document's language and how search parses it
+    # (flow/plugin/languages.py, migration 0018): stored on every chunk row.
+    language_rules_version: str = option(
+        LANGUAGE_RULES_VERSION, help="The document language rules' version.", cli=False
     )
     languages: tuple[tuple[str, str | None], ...] = option(
         DEFAULT_LANGUAGES, help="File suffix -> splitter language.", check=_languages, cli=False

@@ -42,8 +42,9 @@ TRIGGER_COLUMNS = ("search_vector", "search_heading_length", "search_text_length
 # What a row of a chunk holds, as part of the logic a memo sees (flow/plugin/chunking.py):
 # 2 added start_line and end_line, so an upgrade processes every document again
 # and rows written before get their lines; 3 sends table_header, not embed_text;
-# 4 adds section_ids and the section rows (docs/sections.md).
-ROWS_VERSION = "4"
+# 4 adds section_ids and the section rows (docs/sections.md); 5 the
+# document's language (docs/search.md, "Languages").
+ROWS_VERSION = "5"
 
 
 def chunk_id(source: str, rel_path: str, position: int) -> uuid.UUID:
@@ -84,6 +85,10 @@ class ChunkRow:
     end_line: Annotated[int, PgType("integer")] | None
     # The sections the chunk holds (HeadingChunk.sections), as section ids.
     section_ids: Annotated[list[uuid.UUID], PgType("uuid[]")]
+    # The document's language tag (flow/plugin/languages.py), None when
+    # neither its front matter nor its path names one: BM25 parses it in that
+    # language's text search configuration (English for None).
+    language: str | None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _by_fields(self)
@@ -211,6 +216,7 @@ def chunk_rows(
     recipe: str = "",
     extra: Callable[[HeadingChunk], Mapping[str, Any]] | None = None,
     ids: SectionIds | None = None,
+    language: str | None = None,
 ) -> list[ChunkRow]: ...
 @overload
 def chunk_rows(
@@ -222,6 +228,7 @@ def chunk_rows(
     row_type: Callable[..., R],
     extra: Callable[[HeadingChunk], Mapping[str, Any]] | None = None,
     ids: SectionIds | None = None,
+    language: str | None = None,
 ) -> list[R]: ...
 def chunk_rows(
     chunks: Iterable[HeadingChunk],
@@ -232,13 +239,15 @@ def chunk_rows(
     row_type: Callable[..., Any] = ChunkRow,
     extra: Callable[[HeadingChunk], Mapping[str, Any]] | None = None,
     ids: SectionIds | None = None,
+    language: str | None = None,
 ) -> list[Any]:
     """The rows of one document's chunks (`split_markdown`'s list, in order),
     with our uuid5 ids: `id` from the chunk's position, `parent_chunk_id` from
     its parent's. A host with columns of its own passes its own row type (a
     dataclass with ChunkRow's fields and its own) and `extra`, the values of
     its columns for a chunk. `recipe` is stored on every row: what made it.
-    `ids`: the document's `SectionIds`, shared with its `section_rows`."""
+    `ids`: the document's `SectionIds`, shared with its `section_rows`.
+    `language`: the document's language tag (`languages.document_language`)."""
     id_of = ids or SectionIds(source, rel_path)
     made: list[Any] = []
     for position, chunk in enumerate(chunks):
@@ -261,6 +270,7 @@ def chunk_rows(
             "start_line": chunk.start_line,
             "end_line": chunk.end_line,
             "section_ids": [id_of(o) for o in chunk.sections],
+            "language": language,
         }
         if extra is not None:
             fields.update(extra(chunk))

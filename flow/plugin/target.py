@@ -24,6 +24,7 @@ from mdchunks.heading_index import dialect_for
 from mdchunks.heading_index.options import ChunkOptions, options_of
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import document_text
+from mdchunks.plugin.languages import document_language
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
     CHUNKS_TABLE,
@@ -68,7 +69,10 @@ async def process_markdown_file(
     text = document_text(await file.read(), rel_path=rel_path)  # its problem names the file
     chunking = chunk_markdown(text, options, dialect=dialect_for(rel_path))
     recipe = recipe_of(options)
-    for row in chunk_rows(chunking.chunks, source=source, rel_path=rel_path, recipe=recipe):
+    language = document_language(text, rel_path)
+    for row in chunk_rows(
+        chunking.chunks, source=source, rel_path=rel_path, recipe=recipe, language=language
+    ):
         table.declare_row(row=row)
     if sections is not None:
         for section in section_rows(
@@ -148,13 +152,14 @@ async def _check_columns(
         return
     lacks = f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write"
     ours = table_name in (CHUNKS_TABLE, SECTIONS_TABLE) and pg_schema_name is None
-    if ours and {"table_header", "section_ids"} & set(missing):
+    if ours and {"table_header", "section_ids", "language"} & set(missing):
         raise ChunkTableMismatch(
             f"{lacks}: the database is not migrated yet (run `mdchunks migrate`)"
         )
-    if {"table_header", "section_ids"} & set(missing):
+    if {"table_header", "section_ids", "language"} & set(missing):
         # An older chunk_table_sql's table: its trigger does not compose
-        # embed_text either, which adding the columns alone would not fix.
+        # embed_text or parse in the row's language either, which adding the
+        # columns alone would not fix.
         named = repr(table_name) + (
             "" if pg_schema_name is None else f", pg_schema_name={pg_schema_name!r}"
         )
@@ -227,6 +232,8 @@ def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) 
     template += folder.joinpath(template_name).read_text("utf-8")
     prefix = table_name.replace('"', '""')
     chunk_columns = f"{schema}mdchunks_chunk_columns"
+    search_config = f"{schema}mdchunks_search_config"
+    search_words = f"{schema}mdchunks_search_words"
 
     def literal(signature: str) -> str:
         return "'" + signature.replace("'", "''") + "'"
@@ -238,4 +245,8 @@ def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) 
         lines_check_literal=literal(f"{table_name}_lines_check"),
         chunk_columns=chunk_columns,
         chunk_columns_literal=literal(f"{chunk_columns}()"),
+        search_config=search_config,
+        search_config_literal=literal(f"{search_config}(text)"),
+        search_words=search_words,
+        search_words_literal=literal(f"{search_words}(text)"),
     )

@@ -7,9 +7,13 @@ that many times, as in bm25s):
     idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))        (never negative)
     score    = qtf(t) * idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
 
-- Terms: the lexemes of `to_tsvector('english', query)`, the very
-  function that made the chunks' vectors (English Snowball stemmer, English
-  stop words dropped), so both sides have the same tokens; except that a
+- Terms: the lexemes of the query parsed as the chunks' vectors were
+  (`to_tsvector(mdchunks_search_config(language), mdchunks_search_words(query))`,
+  migration 0018), once for each language of the searched chunks
+  (`searched_languages`: an English source gets English stemming and stop
+  words, a French one French, and CJK text becomes character bigrams on both
+  sides), so both sides have the same tokens; a lexeme two languages share
+  is one term; except that a
   hyphenated word counts as its parts only: PostgreSQL's parser also emits
   the whole compound ("reference-count" beside "refer" and "count"), which
   would count the word twice (measured: one more rust-book question found
@@ -140,6 +144,7 @@ class DocumentsShare:
 
     totals: tuple[int, int, int, int | None, int | None]
     terms: dict[str, tuple[int, int, int]]
+    languages: tuple[str | None, ...] = ()
 
 
 def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> DocumentsShare:
@@ -147,7 +152,7 @@ def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> 
     where = {"source": source, "rel_paths": list(rel_paths)}
     row = conn.execute(QUERIES["search_stats_of_documents"], where).fetchone()
     assert row is not None  # an aggregate always returns a row
-    chunks, heading, text, shortest_heading, shortest_text = row
+    chunks, heading, text, shortest_heading, shortest_text, languages = row
     terms = {
         str(lexeme): (int(df), int(most), int(most_in_heading))
         for lexeme, df, most, most_in_heading in conn.execute(
@@ -155,7 +160,9 @@ def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> 
         )
     }
     return DocumentsShare(
-        (int(chunks), int(heading), int(text), shortest_heading, shortest_text), terms
+        (int(chunks), int(heading), int(text), shortest_heading, shortest_text),
+        terms,
+        tuple(languages),
     )
 
 
@@ -177,6 +184,7 @@ def change_stats(
             "text_length": t1 - t0,
             "min_heading_length": shortest_heading,
             "min_text_length": shortest_text,
+            "languages": list(after.languages),
         },
     )
     deltas = []
@@ -230,10 +238,36 @@ def rebuild_index(conn: Connection, written: int) -> bool:
     return True
 
 
-def keeps_terms(conn: Connection, query: str) -> bool:
-    """Whether any word of the query is a search term (not a stop word)."""
-    row = conn.execute(QUERIES["search_query_keeps_terms"], {"query": query}).fetchone()
+def keeps_terms(
+    conn: Connection, query: str, *, source: str | None = None, table: ChunkTable = MANAGED
+) -> bool:
+    """Whether any word of the query is a search term (not a stop word) in
+    one of the searched chunks' languages."""
+    languages = searched_languages(conn, source=source, table=table)
+    row = conn.execute(
+        QUERIES["search_query_keeps_terms"], {"query": query, "languages": languages}
+    ).fetchone()
     return bool(row and row[0])
+
+
+def searched_languages(
+    conn: Connection,
+    *,
+    source: str | None,
+    table: ChunkTable = MANAGED,
+    stored: bool | None = None,
+) -> list[str | None]:
+    """The language tags of the searched chunks (None: none stated, read as
+    English): from the statistics where every searched source has them
+    (`stored`; None: look it up), else counted from the rows. [None] when
+    there are none."""
+    values = {"source": source}
+    if table.managed and stored is None:
+        collection = conn.execute(QUERIES["search_collection"], values).fetchone()
+        stored = bool(collection and collection[5])
+    name = "search_languages" if table.managed and stored else "search_languages_live"
+    found = {row[0] for row in conn.execute(table.query(name), values)}
+    return sorted(found, key=lambda tag: tag or "") or [None]
 
 
 def has_stats(conn: Connection, source: str) -> bool:
@@ -252,13 +286,15 @@ def query_terms(
     table: ChunkTable = MANAGED,
 ) -> QueryTerms:
     """The query's terms with their df and idf, N and avgdl of the searched chunks."""
-    values = {"query": query, "source": source}
+    values: dict[str, object] = {"query": query, "source": source}
     if table.managed:
         collection = conn.execute(QUERIES["search_collection"], values).fetchone()
         assert collection is not None  # an aggregate always returns a row
+        values["languages"] = searched_languages(conn, source=source, stored=bool(collection[5]))
         rows = conn.execute(QUERIES["search_query_terms"], values).fetchall()
     else:  # a host's table: nothing stored, everything counted below
         collection = (0, 0, 0, None, None, False)
+        values["languages"] = searched_languages(conn, source=source, table=table)
         rows = conn.execute(QUERIES["search_query_lexemes"], values).fetchall()
     chunks, heading_length, text_length, min_heading, min_text, stored = collection
     occurrences = {str(row[0]): int(row[1]) for row in rows}

@@ -52,12 +52,13 @@ HYBRID_RRF_K = 5
 HYBRID_WEIGHTS = (2, 1)
 
 # The query side of the snippet's highlighting, by match rule (placeholder %(query)s):
-# the query's lexemes, all of them or any, parsed as the chunks' vectors are
-# (a `<` or `</` read as a space: migrations/0013_words_written_as_tags.sql).
-_QUERY_TEXT = "regexp_replace(%(query)s, '</?', ' ', 'g')"
+# the query's lexemes, all of them or any, parsed as the chunks' vectors are,
+# in the chunk's language (migrations/0018_languages.sql).
+_CONFIG = "mdchunks_search_config(c.language)"
+_QUERY_TEXT = "mdchunks_search_words(%(query)s)"
 TSQUERIES = {
-    "all": f"plainto_tsquery('english', {_QUERY_TEXT})",
-    "any": f"replace(plainto_tsquery('english', {_QUERY_TEXT})::text, ' & ', ' | ')::tsquery",
+    "all": f"plainto_tsquery({_CONFIG}, {_QUERY_TEXT})",
+    "any": f"replace(plainto_tsquery({_CONFIG}, {_QUERY_TEXT})::text, ' & ', ' | ')::tsquery",
 }
 
 
@@ -197,7 +198,11 @@ def rank(
             f"--method {method} compares stored vectors, and a host's table "
             f"({table.shown}) has none: search it with --method bm25"
         )
-    if method == "hybrid" and query_vector is None and not lexical.keeps_terms(conn, query):
+    if (
+        method == "hybrid"
+        and query_vector is None
+        and not lexical.keeps_terms(conn, query, source=source, table=table)
+    ):
         # Stop words only: what a vector of them is near is noise, not an
         # answer (an explicit semantic search still reads them). A caller that
         # brings the query's vector has checked it (api.search, before encoding).
@@ -235,10 +240,10 @@ def hits_sql(match: str, table: ChunkTable = MANAGED) -> str:
     snippet highlights the query's words (by `match`'s query; a query without
     words shows the chunk's start); tags are kept (flow/retrieval/snippets.py)."""
     return f"""
-        WITH q AS (SELECT {TSQUERIES[match]} AS query)
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
                {snippets.SNIPPET_SQL} AS snippet,
-               c.char_start, c.char_end, c.text, c.start_line, c.end_line
-        FROM {table.identifier} c, q
+               c.char_start, c.char_end, c.text, c.start_line, c.end_line, c.language
+        FROM {table.identifier} c
+        CROSS JOIN LATERAL (SELECT {TSQUERIES[match]} AS query) q
         WHERE c.id = ANY(%(ids)s::uuid[])
         """

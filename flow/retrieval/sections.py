@@ -76,8 +76,10 @@ class Slice:
     section: SectionRef
     governing: bool
     text: str  # the chunk's text within the section's own span
-    text_vector: str | None  # to_tsvector('english', text), as text
-    heading_vector: str | None  # to_tsvector('english', its heading text), as text
+    # The text's and its heading text's vectors, as text, parsed as the
+    # chunk's search vector is (in its language; migration 0018).
+    text_vector: str | None
+    heading_vector: str | None
 
 
 def hit_slices(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Slice]]:
@@ -91,19 +93,26 @@ def hit_slices(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, li
     return found
 
 
-def slices_of(conn: Connection, held: Sequence[tuple[SectionRef, bool, str]]) -> list[Slice]:
+def slices_of(
+    conn: Connection, held: Sequence[tuple[SectionRef, bool, str, str | None]]
+) -> list[Slice]:
     """Slices made outside the sections table (a host's table rebuilds its
     sections from its chunks): each (section, governing, the chunk's text in
-    the section's own span), with its vectors parsed as `hit_sections` parses
-    them, in one statement."""
+    the section's own span, the chunk's language), with its vectors parsed as
+    `hit_sections` parses them, in one statement."""
     if not held:
         return []
-    texts = [text for _, _, text in held]
-    headings = [ref.heading_text or "" for ref, _, _ in held]
-    vectors = conn.execute(QUERIES["slice_vectors"], {"texts": texts, "headings": headings})
+    vectors = conn.execute(
+        QUERIES["slice_vectors"],
+        {
+            "texts": [text for _, _, text, _ in held],
+            "headings": [ref.heading_text or "" for ref, _, _, _ in held],
+            "languages": [language for _, _, _, language in held],
+        },
+    )
     return [
         Slice(ref, governing, text, text_vector, heading_vector if ref.heading_text else None)
-        for (ref, governing, text), (text_vector, heading_vector) in zip(
+        for (ref, governing, text, _), (text_vector, heading_vector) in zip(
             held, vectors.fetchall(), strict=True
         )
     ]

@@ -43,7 +43,8 @@ _MASKED_TEXT = (
 # query's words between HIGHLIGHT_START and HIGHLIGHT_STOP, or its start when
 # ts_headline gives nothing. Read it through `shown`.
 SNIPPET_SQL = (
-    f"coalesce(ts_headline('english', {_MASKED_TEXT}, q.query, %(headline_options)s), "
+    f"coalesce(ts_headline(mdchunks_search_config(c.language), {_MASKED_TEXT}, q.query, "
+    "%(headline_options)s), "
     f"left({_MASKED_TEXT}, 300))"
 )
 

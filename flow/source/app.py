@@ -43,6 +43,7 @@ from mdchunks.errors import DatabaseUnavailable
 from mdchunks.heading_index import dialect_for
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import DocumentContent, DocumentProblem, read_document
+from mdchunks.plugin.languages import document_language
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
     ChunkRow,
@@ -160,7 +161,12 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
         chunking.sections, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
     )
     rows = chunk_rows(
-        chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
+        chunking.chunks,
+        source=source,
+        rel_path=rel_path,
+        recipe=fingerprint,
+        ids=ids,
+        language=document_language(text, rel_path),
     )
     return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations)
 

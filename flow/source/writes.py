@@ -84,6 +84,7 @@ def _chunk(row: ChunkRow) -> dict[str, object]:
         "start_line": row.start_line,
         "end_line": row.end_line,
         "section_ids": [str(section_id) for section_id in row.section_ids],
+        "language": row.language,
     }
 
 

@@ -28,14 +28,16 @@ def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
     assert base.fingerprint() == Recipe().fingerprint()
     # The same fields give the same fingerprint in every version of the code.
     # (It was c4894de01bbe before rows had breadcrumb and embed_text: the
-    # breadcrumb budget joined every recipe then, so every source backfills once.)
-    assert Recipe(heading_index_version="1").fingerprint() == "ab943ee83edb"
+    # breadcrumb budget joined every recipe then, so every source backfills once;
+    # ab943ee83edb before the language rules joined it, issue 38.)
+    assert Recipe(heading_index_version="1").fingerprint() == "efa45e4b77c5"
     variants = [
         Recipe(chunk_size=2001),
         Recipe(min_chunk_size=999),
         Recipe(chunk_overlap=201),
         Recipe(headings=False),
         Recipe(heading_index_version="1"),
+        Recipe(language_rules_version="0"),
         Recipe(languages=((".md", "markdown"),)),
         Recipe(breadcrumb_budget=100),
         Recipe(chunker="structure"),

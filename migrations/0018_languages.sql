@@ -1,0 +1,220 @@
+-- Every language a docs site ships in is searchable (docs/search.md,
+-- "Languages"; issue 38).
+--
+-- Before, every row was analysed as English, and PostgreSQL's parser reads a
+-- run of Chinese, Japanese or Korean text with no spaces as one word: a
+-- query's word matched only a whole run, never a word inside a sentence
+-- (`站点地图` found nothing in a page that says 如何添加站点地图).
+--
+-- Now:
+-- - content_chunks.language holds the document's language tag (`zh-cn`,
+--   `fr`; NULL: none stated, analysed as English), set by the flow
+--   (flow/plugin/languages.py: front matter, then the path).
+-- - mdchunks_search_config(language) is its text search configuration: the
+--   language's own where PostgreSQL 14 ships one (stemming, stop words),
+--   'simple' for a language it has none for, 'english' for NULL.
+-- - mdchunks_search_words(text) is what every parse for search reads, for
+--   documents and queries alike: each `<` and `</` read as a space
+--   (migration 0013), and every run of CJK, kana, Hangul or Thai characters
+--   cut into overlapping character bigrams (a lone character stays itself), as
+--   Lucene's CJK analyzer does: `站点地图` is 站点 点地 地图, in a sentence
+--   and in a query alike. Plain regular expressions, no extension. Text with
+--   no such character is only the `<` rule, as before.
+-- - Both triggers (ours and a host table's, flow/plugin/chunk_columns.sql,
+--   kept equal by a test) parse the heading path and the text with them.
+-- - mdchunks_search_stats.languages lists a source's languages: a query is
+--   parsed once for each (flow/retrieval/lexical.py).
+--
+-- Rows holding such characters are indexed anew here (their language comes
+-- with the next ingest: the language rules are part of the recipe, so it
+-- processes every document once), and their sources' statistics dropped
+-- (counted live until that ingest stores them again). A host table whose
+-- trigger is ours (same schema) gets the language column too.
+
+ALTER TABLE content_chunks ADD COLUMN IF NOT EXISTS language text;
+ALTER TABLE mdchunks_search_stats ADD COLUMN IF NOT EXISTS languages text[];
+
+CREATE OR REPLACE FUNCTION mdchunks_search_config(language text) RETURNS regconfig
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT CASE pg_catalog.lower(pg_catalog."substring"(coalesce(language, 'en'), '^[A-Za-z]+'))
+        WHEN 'en' THEN 'pg_catalog.english'::regconfig
+        WHEN 'ar' THEN 'pg_catalog.arabic'::regconfig
+        WHEN 'da' THEN 'pg_catalog.danish'::regconfig
+        WHEN 'de' THEN 'pg_catalog.german'::regconfig
+        WHEN 'el' THEN 'pg_catalog.greek'::regconfig
+        WHEN 'es' THEN 'pg_catalog.spanish'::regconfig
+        WHEN 'fi' THEN 'pg_catalog.finnish'::regconfig
+        WHEN 'fr' THEN 'pg_catalog.french'::regconfig
+        WHEN 'ga' THEN 'pg_catalog.irish'::regconfig
+        WHEN 'hu' THEN 'pg_catalog.hungarian'::regconfig
+        WHEN 'id' THEN 'pg_catalog.indonesian'::regconfig
+        WHEN 'it' THEN 'pg_catalog.italian'::regconfig
+        WHEN 'lt' THEN 'pg_catalog.lithuanian'::regconfig
+        WHEN 'nb' THEN 'pg_catalog.norwegian'::regconfig
+        WHEN 'ne' THEN 'pg_catalog.nepali'::regconfig
+        WHEN 'nl' THEN 'pg_catalog.dutch'::regconfig
+        WHEN 'nn' THEN 'pg_catalog.norwegian'::regconfig
+        WHEN 'no' THEN 'pg_catalog.norwegian'::regconfig
+        WHEN 'pt' THEN 'pg_catalog.portuguese'::regconfig
+        WHEN 'ro' THEN 'pg_catalog.romanian'::regconfig
+        WHEN 'ru' THEN 'pg_catalog.russian'::regconfig
+        WHEN 'sv' THEN 'pg_catalog.swedish'::regconfig
+        WHEN 'ta' THEN 'pg_catalog.tamil'::regconfig
+        WHEN 'tr' THEN 'pg_catalog.turkish'::regconfig
+        ELSE 'pg_catalog.simple'::regconfig
+    END
+    $$;
+
+CREATE OR REPLACE FUNCTION mdchunks_search_words(doc text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$
+DECLARE
+    words text := pg_catalog.regexp_replace(doc, '</?', ' ', 'g');
+BEGIN
+    IF words OPERATOR(pg_catalog.!~) '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]' THEN
+        RETURN words;
+    END IF;
+    -- Each run apart; each of its characters doubled, and each doubled pair
+    -- cut in two: ABC -> AABBCC -> A AB BC C.
+    words := pg_catalog.regexp_replace(words, '([\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]+)', ' \1 ', 'g');
+    words := pg_catalog.regexp_replace(words, '([\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])', '\1\1', 'g');
+    words := pg_catalog.regexp_replace(words, '([\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])\1', '\1 \1', 'g');
+    -- A lone character once (A A -> A); a longer run loses its first and
+    -- last single character: bigrams only (A AB BC C -> AB BC).
+    words := pg_catalog.regexp_replace(words, '(?<![\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])([\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]) \1(?![\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])', '\1', 'g');
+    words := pg_catalog.regexp_replace(words, '(?<![\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F] (?=[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]{2})', '', 'g');
+    RETURN pg_catalog.regexp_replace(words, '(?<=[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]{2}) [\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F](?![\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F])', '', 'g');
+END
+$$;
+
+-- The chunk columns of content_chunks (migration 0014's function), each part
+-- parsed in the row's language through mdchunks_search_words.
+CREATE OR REPLACE FUNCTION mdchunks_content_chunks_columns() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    config regconfig;
+    heading tsvector;
+    body tsvector;
+BEGIN
+    IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
+       AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path
+       AND NEW.language IS NOT DISTINCT FROM OLD.language THEN
+        NEW.search_vector := OLD.search_vector;
+        NEW.search_heading_length := OLD.search_heading_length;
+        NEW.search_text_length := OLD.search_text_length;
+        RETURN NEW;
+    END IF;
+    config := mdchunks_search_config(NEW.language);
+    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(
+        pg_catalog.array_to_string(NEW.heading_path, ' ')));
+    body := pg_catalog.to_tsvector(config, mdchunks_search_words(NEW.text));
+    NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
+    -- BM25's lengths: lexeme occurrences (positions) of each part.
+    NEW.search_heading_length := (
+        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+        FROM pg_catalog.unnest(heading) AS u);
+    NEW.search_text_length := (
+        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+        FROM pg_catalog.unnest(body) AS u);
+    RETURN NEW;
+END
+$$;
+
+-- The same for a host's chunk table in this schema (flow/plugin/chunk_columns.sql),
+-- which also composes embed_text (migration 0010).
+CREATE OR REPLACE FUNCTION mdchunks_chunk_columns() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    config regconfig;
+    heading tsvector;
+    body tsvector;
+BEGIN
+    NEW.embed_text := CASE WHEN coalesce(NEW.table_header, '') = '' THEN NEW.text
+                           ELSE NEW.table_header OPERATOR(pg_catalog.||) E'\n' OPERATOR(pg_catalog.||) NEW.text END;
+    IF coalesce(NEW.breadcrumb, '') <> '' THEN
+        NEW.embed_text := NEW.breadcrumb OPERATOR(pg_catalog.||) E'\n\n' OPERATOR(pg_catalog.||) NEW.embed_text;
+    END IF;
+    IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
+       AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path
+       AND NEW.language IS NOT DISTINCT FROM OLD.language THEN
+        NEW.search_vector := OLD.search_vector;
+        NEW.search_heading_length := OLD.search_heading_length;
+        NEW.search_text_length := OLD.search_text_length;
+        RETURN NEW;
+    END IF;
+    config := mdchunks_search_config(NEW.language);
+    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(
+        pg_catalog.array_to_string(NEW.heading_path, ' ')));
+    body := pg_catalog.to_tsvector(config, mdchunks_search_words(NEW.text));
+    NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
+    -- BM25's lengths: lexeme occurrences (positions) of each part.
+    NEW.search_heading_length := (
+        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+        FROM pg_catalog.unnest(heading) AS u);
+    NEW.search_text_length := (
+        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+        FROM pg_catalog.unnest(body) AS u);
+    RETURN NEW;
+END
+$$;
+
+-- Host tables whose trigger calls the function above: the column it reads.
+DO $do$
+DECLARE
+    host regclass;
+BEGIN
+    FOR host IN
+        SELECT DISTINCT t.tgrelid::regclass FROM pg_catalog.pg_trigger t
+        WHERE t.tgfoid = 'mdchunks_chunk_columns()'::regprocedure
+    LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS language text', host);
+    END LOOP;
+END
+$do$;
+
+-- Rows holding CJK, kana, Hangul or Thai text, indexed anew (the trigger keeps
+-- a row's vector while its text is unchanged, so it is off for this one
+-- statement), and their sources' statistics dropped.
+ALTER TABLE content_chunks DISABLE TRIGGER content_chunks_chunk_columns;
+
+WITH parsed AS (
+    SELECT c.id,
+           to_tsvector(mdchunks_search_config(c.language),
+                       mdchunks_search_words(array_to_string(c.heading_path, ' '))) AS heading,
+           to_tsvector(mdchunks_search_config(c.language), mdchunks_search_words(c.text)) AS body
+    FROM content_chunks c
+    WHERE c.text ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]' OR array_to_string(c.heading_path, ' ') ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]'
+)
+UPDATE content_chunks c
+SET search_vector = setweight(p.heading, 'A') || setweight(p.body, 'B'),
+    search_heading_length = (
+        SELECT coalesce(sum(coalesce(cardinality(u.positions), 1)), 0) FROM unnest(p.heading) AS u),
+    search_text_length = (
+        SELECT coalesce(sum(coalesce(cardinality(u.positions), 1)), 0) FROM unnest(p.body) AS u)
+FROM parsed p
+WHERE c.id = p.id;
+
+ALTER TABLE content_chunks ENABLE TRIGGER content_chunks_chunk_columns;
+
+DELETE FROM mdchunks_search_terms t
+WHERE t.source IN (SELECT DISTINCT source FROM content_chunks
+                   WHERE text ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]' OR array_to_string(heading_path, ' ') ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]');
+DELETE FROM mdchunks_search_stats s
+WHERE s.source IN (SELECT DISTINCT source FROM content_chunks
+                   WHERE text ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]' OR array_to_string(heading_path, ' ') ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]');
+
+COMMENT ON COLUMN content_chunks.language IS
+    'The document''s language tag (zh-cn, fr), from its front matter or its path; NULL: none stated, analysed as English. Its text search configuration is mdchunks_search_config(language) (migration 0018).';
+COMMENT ON COLUMN mdchunks_search_stats.languages IS
+    'The languages of the source''s chunks (content_chunks.language, NULL among them for none stated): a query is parsed once for each (migration 0018).';
+COMMENT ON FUNCTION mdchunks_search_config(text) IS
+    'mdchunks: the text search configuration of a language tag: PostgreSQL''s own for the language where it ships one, simple otherwise, english for NULL (migration 0018).';
+COMMENT ON FUNCTION mdchunks_search_words(text) IS
+    'mdchunks: what every parse for search reads, documents and queries alike: < and </ read as spaces, runs of CJK, kana, Hangul and Thai characters cut into overlapping character bigrams (migration 0018).';
+COMMENT ON FUNCTION mdchunks_content_chunks_columns() IS
+    'mdchunks: sets search_vector, search_heading_length and search_text_length of a content_chunks row from one parse of the heading path and one of the text, in the row''s language, through mdchunks_search_words (BEFORE INSERT OR UPDATE trigger; migration 0018).';
+COMMENT ON COLUMN content_chunks.search_vector IS
+    'Full-text search vector: to_tsvector(mdchunks_search_config(language), mdchunks_search_words(heading path)) weighted A, then the same of the text weighted B. Set by the content_chunks_chunk_columns trigger; GIN-indexed (migration 0018).';
