@@ -937,29 +937,36 @@ def no_match_reason(
     query: str,
     *,
     method: str | None = None,
+    source: str | None = None,
     database_url: str | None = None,
     data_dir: Path | None = None,
     table: str | None = None,
     pg_schema: str | None = None,
 ) -> str | None:
-    """Why a search found nothing when the query itself is the reason: it
-    keeps no search term (stop words, punctuation and symbols are left out),
-    in one line naming the words dropped; None otherwise (semantic search
-    reads every word). The CLI prints it after "no match: ", the MCP server
-    returns it beside the empty hits. `table` and `pg_schema` are taken as
-    `search` takes them; the query's terms are the same in every table."""
-    del table, pg_schema
+    """Why a search found nothing when the query itself is the reason, in one
+    line: it keeps no search term (stop words, punctuation and symbols are
+    left out), naming the words dropped; or none of its terms stands in any
+    searched document (of `source`, or all), naming its words. None otherwise
+    (semantic search reads every word). The CLI prints it after "no match: ",
+    the MCP server returns it beside the empty hits. `table` and `pg_schema`
+    are taken as `search` takes them."""
     if method == "semantic":
         return None
     dropped = words_without_terms(query, database_url=database_url, data_dir=data_dir)
-    if not dropped:
+    if dropped:
+        kind = (
+            "only stop words"
+            if all(any(ch.isalnum() for ch in word) for word in dropped)
+            else "no word search can use (stop words, punctuation and symbols)"
+        )
+        return f"the query has {kind}, which search leaves out (dropped: {', '.join(dropped)})"
+    searched = chunk_table(table, pg_schema)
+    db = database.resolve(database_url, data_dir, create=False)
+    with database.connect(db.url) as conn:
+        terms = lexical.query_terms(conn, query, source=source, table=searched)
+    if any(term.df > 0 for term in terms.terms):
         return None
-    kind = (
-        "only stop words"
-        if all(any(ch.isalnum() for ch in word) for word in dropped)
-        else "no word search can use (stop words, punctuation and symbols)"
-    )
-    return f"the query has {kind}, which search leaves out (dropped: {', '.join(dropped)})"
+    return f"no searched document holds any of the query's words ({', '.join(query.split())})"
 
 
 def _require_schema(db: database.Database) -> None:

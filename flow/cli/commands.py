@@ -666,7 +666,13 @@ def search(
         return
     if not found:
         reason = api.no_match_reason(
-            query, method=method, database_url=database_url, data_dir=data_dir
+            query,
+            method=method,
+            source=source,
+            database_url=database_url,
+            data_dir=data_dir,
+            table=table,
+            pg_schema=pg_schema,
         )
         out.print(escape(shown(f"no match: {reason}")) if reason else "no match")
         return

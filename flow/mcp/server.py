@@ -227,7 +227,8 @@ def build(settings: Settings) -> MCPServer[Any]:
         """Search the indexed markdown. Each hit: breadcrumb (its section's heading
         path), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk).
         `note`, when there is one: the query kept no word to search (stop
-        words, punctuation or symbols only; no hits), or a searched source's
+        words, punctuation or symbols only; no hits), none of its words stands
+        in the searched documents (no hits), or a searched source's
         last run did not finish (its rows may be incomplete or stale)."""
         _check_range("k", k, 1, MAX_K)
         if len(query) > MAX_QUERY_CHARS:
@@ -248,7 +249,7 @@ def build(settings: Settings) -> MCPServer[Any]:
             path_prefix=path_prefix,
             on_note=notes.append,
         )
-        if not hits and (reason := call(api.no_match_reason, query, method=chosen)):
+        if not hits and (reason := call(api.no_match_reason, query, method=chosen, source=source)):
             # An agent tells "nothing relevant" from "nothing searched".
             notes.append(f"no match: {reason}")
         found: dict[str, Any] = {"hits": [hit_json(hit) for hit in hits]}

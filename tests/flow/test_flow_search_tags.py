@@ -72,7 +72,11 @@ def test_a_query_of_stop_words_only_says_so_in_one_line(vue: Path, run_cli: RunC
     assert result.out.strip() == (
         "no match: the query has only stop words, which search leaves out (dropped: the, of, a)"
     )
-    assert run_cli("search", "zebras").out.strip() == "no match"
+    assert run_cli("search", "zebras").out.strip() == (
+        "no match: no searched document holds any of the query's words (zebras)"
+    )
+    # Words that stand in the pages, though not in one chunk together: no reason.
+    assert run_cli("search", "router Teleport", "--match", "all").out.strip() == "no match"
     # Punctuation and symbols are no stop words; the line says what they are.
     assert run_cli("search", "!!! \U0001f389").out.strip() == (
         "no match: the query has no word search can use (stop words, punctuation and "

@@ -163,6 +163,12 @@ def test_every_tool_over_stdio(corpus: str, tmp_path: Path) -> None:
                 "note": "no match: the query has only stop words, which search leaves out "
                 "(dropped: the, of)",
             }
+            nowhere = await _call(session, "search", query="zebras quagga", method="bm25")
+            assert nowhere == {
+                "hits": [],
+                "note": "no match: no searched document holds any of the query's words "
+                "(zebras, quagga)",
+            }
             outline = await _call(session, "outline", source="docs", rel_path="guide/kettle.md")
             assert outline["error"] is None
             assert [
