@@ -515,14 +515,16 @@ WHERE d.df > 0 AND d.lexeme NOT IN (SELECT lexeme FROM changed)
 -- vectors were, once in each of the searched languages %(languages)s
 -- (to_tsvector(mdchunks_search_config(language), mdchunks_search_words(query)),
 -- migration 0018; a lexeme two languages share is one term), each with its
--- number of occurrences in the query and its document frequency over the
+-- number of occurrences in the query, its document frequency over the
 -- searched chunks (one source, or all of them) from the stored statistics
--- (see search_collection for sources that have none).
+-- (see search_collection for sources that have none), and the languages
+-- whose parse gave it (BM25 scores a chunk with its own language's terms).
 WITH q AS (
-    SELECT t.lexeme, max(coalesce(cardinality(t.positions), 1)) AS occurrences
-    FROM (SELECT DISTINCT mdchunks_search_config(l) AS config
-          FROM unnest(%(languages)s::text[]) AS l) AS c,
-         unnest(to_tsvector(c.config, mdchunks_search_words(%(query)s))) AS t
+    SELECT t.lexeme, max(coalesce(cardinality(t.positions), 1)) AS occurrences,
+           array_agg(l.language) AS languages
+    FROM unnest(%(languages)s::text[]) AS l(language),
+         unnest(to_tsvector(mdchunks_search_config(l.language),
+                            mdchunks_search_words(%(query)s))) AS t
     -- A hyphenated word counts as its parts, not also as the whole compound.
     WHERE strpos(t.lexeme, '-') = 0
     GROUP BY t.lexeme
@@ -532,7 +534,7 @@ searched AS (
     WHERE %(source)s::text IS NULL OR s.source = %(source)s::text
 )
 SELECT q.lexeme, q.occurrences, coalesce(t.df, 0) AS df, t.max_occurrences,
-       t.max_heading_occurrences
+       t.max_heading_occurrences, q.languages
 FROM q
 LEFT JOIN LATERAL (
     -- Over the searched sources: df adds up, the maxima are the largest (NULL
@@ -633,9 +635,11 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 -- unnesting the whole vector in SQL cost 10 times more. Heading-path
 -- occurrences (weight A) are cut from the A part alone, only for the chunks
 -- whose heading path holds a query lexeme at all (%(heading_query)s, a binary
--- search per lexeme). The vector is read (detoasted) once, in the subquery:
+-- search per lexeme); and the chunk's language (it is scored with the terms of
+-- its language's parse). The vector is read (detoasted) once, in the subquery:
 -- each use of the column itself would read it again.
 SELECT s.id::text, s.source, s.rel_path, s.position, s.heading_length, s.text_length,
+       s.language,
        ts_filter(setweight(s.vector, 'D', %(lexemes)s::text[]), ARRAY['d']::"char"[])::text
            AS matched,
        CASE WHEN s.vector @@ %(heading_query)s::tsquery
@@ -645,7 +649,8 @@ SELECT s.id::text, s.source, s.rel_path, s.position, s.heading_length, s.text_le
        END AS heading
 FROM (
     SELECT c.id, c.source, c.rel_path, c.position, c.search_heading_length AS heading_length,
-           c.search_text_length AS text_length, c.search_vector || ''::tsvector AS vector
+           c.search_text_length AS text_length, c.language,
+           c.search_vector || ''::tsvector AS vector
     FROM {chunks} c
     WHERE c.search_vector @@ %(candidates)s::tsquery
       AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
@@ -807,10 +812,11 @@ SELECT EXISTS (
 -- lexemes of the query in each of %(languages)s with their occurrences, as
 -- search_query_terms takes them; df is counted live (search_df_live).
 SELECT t.lexeme, max(coalesce(cardinality(t.positions), 1)) AS occurrences, 0 AS df,
-       NULL::integer AS max_occurrences, NULL::integer AS max_heading_occurrences
-FROM (SELECT DISTINCT mdchunks_search_config(l) AS config
-      FROM unnest(%(languages)s::text[]) AS l) AS c,
-     unnest(to_tsvector(c.config, mdchunks_search_words(%(query)s))) AS t
+       NULL::integer AS max_occurrences, NULL::integer AS max_heading_occurrences,
+       array_agg(l.language) AS languages
+FROM unnest(%(languages)s::text[]) AS l(language),
+     unnest(to_tsvector(mdchunks_search_config(l.language),
+                        mdchunks_search_words(%(query)s))) AS t
 WHERE strpos(t.lexeme, '-') = 0
 GROUP BY t.lexeme
 ORDER BY t.lexeme;

