@@ -136,6 +136,9 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
             formats: dict[str, dict[str, int]] = {}
             for name, source_format, n in conn.execute(QUERIES["status_formats"]):
                 formats.setdefault(name, {})[str(source_format)] = int(n)
+            languages: dict[str, dict[str, int]] = {}
+            for name, language, n in conn.execute(QUERIES["status_languages"]):
+                languages.setdefault(name, {})[str(language)] = int(n)
             skipped = {
                 str(name): {str(suffix): int(n) for suffix, n in json.loads(found).items()}
                 for name, found in conn.execute(QUERIES["status_skipped"])
@@ -155,6 +158,7 @@ def status(*, database_url: str | None = None, data_dir: Path | None = None) -> 
                         with_headings=int(with_headings),
                         recipes=tuple(recipes.get(name, [])),
                         formats=counted(formats.get(name, {})),
+                        languages=tuple(languages.get(name, {}).items()),
                         skipped_suffixes=counted(skipped.get(name, {})),
                         unfinished=unfinished.get(name) == state.STOPPED,
                         running=unfinished.get(name, state.STOPPED) != state.STOPPED,

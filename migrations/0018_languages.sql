@@ -88,6 +88,45 @@ BEGIN
 END
 $$;
 
+-- A query's BM25 terms over chunks of the languages `searched` (NULL among
+-- them: none stated), for flow/retrieval/lexical.py: the query parsed as the
+-- chunks are, once in each language, each lexeme with its occurrences and
+-- the languages whose parse gave it (a chunk is scored with its own
+-- language's). A word one of the parses drops as a stop word is dropped from
+-- every parse (all parses number the words alike): `the` of an English
+-- question must not weigh in the 'simple' parse that a Japanese page's
+-- chunks are scored with. A hyphenated word counts as its parts, not also
+-- as the whole compound (docs/search.md).
+CREATE OR REPLACE FUNCTION mdchunks_query_terms(query_text text, searched text[])
+    RETURNS TABLE (lexeme text, occurrences integer, languages text[])
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+    WITH parsed AS (
+        SELECT l.tag, t.lexeme AS word, t.positions
+        FROM unnest(searched) AS l(tag),
+             unnest(pg_catalog.to_tsvector(mdchunks_search_config(l.tag),
+                                           mdchunks_search_words(query_text))) AS t
+        WHERE pg_catalog.strpos(t.lexeme, '-') = 0
+    ),
+    kept AS (
+        SELECT pg_catalog.array_agg(k.position) AS positions
+        FROM (
+            SELECT p.position
+            FROM parsed, unnest(parsed.positions) AS p(position)
+            GROUP BY p.position
+            HAVING count(DISTINCT coalesce(parsed.tag, '')) = (
+                SELECT count(DISTINCT coalesce(s.tag, '')) FROM unnest(searched) AS s(tag))
+        ) AS k
+    )
+    SELECT parsed.word,
+           max(pg_catalog.cardinality(ARRAY(
+               SELECT unnest(parsed.positions) INTERSECT ALL SELECT unnest(kept.positions))))::integer,
+           pg_catalog.array_agg(parsed.tag)
+    FROM parsed, kept
+    WHERE parsed.positions OPERATOR(pg_catalog.&&) kept.positions
+    GROUP BY parsed.word
+    $$;
+
 -- The chunk columns of content_chunks (migration 0014's function), each part
 -- parsed in the row's language through mdchunks_search_words.
 CREATE OR REPLACE FUNCTION mdchunks_content_chunks_columns() RETURNS trigger
@@ -214,6 +253,8 @@ COMMENT ON FUNCTION mdchunks_search_config(text) IS
     'mdchunks: the text search configuration of a language tag: PostgreSQL''s own for the language where it ships one, simple otherwise, english for NULL (migration 0018).';
 COMMENT ON FUNCTION mdchunks_search_words(text) IS
     'mdchunks: what every parse for search reads, documents and queries alike: < and </ read as spaces, runs of CJK, kana, Hangul and Thai characters cut into overlapping character bigrams (migration 0018).';
+COMMENT ON FUNCTION mdchunks_query_terms(text, text[]) IS
+    'mdchunks: a query''s BM25 terms over chunks of the given languages: its lexemes in each language''s parse, with occurrences and the languages that gave them; a stop word of one parse is dropped from all (migration 0018).';
 COMMENT ON FUNCTION mdchunks_content_chunks_columns() IS
     'mdchunks: sets search_vector, search_heading_length and search_text_length of a content_chunks row from one parse of the heading path and one of the text, in the row''s language, through mdchunks_search_words (BEFORE INSERT OR UPDATE trigger; migration 0018).';
 COMMENT ON COLUMN content_chunks.search_vector IS

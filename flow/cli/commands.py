@@ -534,6 +534,9 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
             f"  documents {source.documents} ({source.failed} failed{converted}), "
             f"chunks {source.chunks}, {source.heading_share:.0%} with headings"
         )
+        if source.languages and any(name for name, _ in source.languages):
+            described = reports.describe_languages(source.languages)
+            out.print(f"  languages: {escape(shown(described))}")
         if source.unfinished:
             out.print(
                 "  [yellow]last run did not finish[/yellow]: its rows may be incomplete "

@@ -359,6 +359,14 @@ WHERE starts_with(s.state_token, %(in_progress)s::text)
   AND (%(source)s::text IS NULL OR s.source = %(source)s::text)
 ORDER BY s.source;
 
+-- name: status_languages
+-- Each source's documents by language (content_chunks.language, migration
+-- 0018; NULL: none stated, analysed as English).
+SELECT source, coalesce(language, '') AS language, count(DISTINCT rel_path) AS documents
+FROM content_chunks
+GROUP BY source, language
+ORDER BY source, count(DISTINCT rel_path) DESC, language;
+
 -- name: status_formats
 -- Each source's ingested documents (failed ones apart) by what their files
 -- were (markdown, text, html, ...).
@@ -513,21 +521,15 @@ WHERE d.df > 0 AND d.lexeme NOT IN (SELECT lexeme FROM changed)
 -- name: search_query_terms
 -- The query's BM25 terms: the lexemes of the query parsed as the chunks'
 -- vectors were, once in each of the searched languages %(languages)s
--- (to_tsvector(mdchunks_search_config(language), mdchunks_search_words(query)),
--- migration 0018; a lexeme two languages share is one term), each with its
--- number of occurrences in the query, its document frequency over the
--- searched chunks (one source, or all of them) from the stored statistics
--- (see search_collection for sources that have none), and the languages
--- whose parse gave it (BM25 scores a chunk with its own language's terms).
+-- (mdchunks_query_terms, migration 0018; a lexeme two languages share is one
+-- term), each with its number of occurrences in the query, its document
+-- frequency over the searched chunks (one source, or all of them) from the
+-- stored statistics (see search_collection for sources that have none), and
+-- the languages whose parse gave it (BM25 scores a chunk with its own
+-- language's terms).
 WITH q AS (
-    SELECT t.lexeme, max(coalesce(cardinality(t.positions), 1)) AS occurrences,
-           array_agg(l.language) AS languages
-    FROM unnest(%(languages)s::text[]) AS l(language),
-         unnest(to_tsvector(mdchunks_search_config(l.language),
-                            mdchunks_search_words(%(query)s))) AS t
-    -- A hyphenated word counts as its parts, not also as the whole compound.
-    WHERE strpos(t.lexeme, '-') = 0
-    GROUP BY t.lexeme
+    SELECT t.lexeme, t.occurrences, t.languages
+    FROM mdchunks_query_terms(%(query)s, %(languages)s::text[]) AS t
 ),
 searched AS (
     SELECT s.source FROM mdchunks_search_stats s
@@ -552,9 +554,7 @@ ORDER BY q.lexeme;
 -- name: search_query_keeps_terms
 -- Whether the query keeps any lexeme at all, parsed as search_query_terms
 -- parses it (a query of stop words only keeps none).
-SELECT coalesce(bool_or(length(to_tsvector(mdchunks_search_config(l),
-                                           mdchunks_search_words(%(query)s))) > 0), false)
-FROM unnest(%(languages)s::text[]) AS l;
+SELECT EXISTS (SELECT 1 FROM mdchunks_query_terms(%(query)s, %(languages)s::text[]));
 
 -- name: search_languages
 -- The languages of the searched sources' chunks, from the stored statistics
@@ -811,14 +811,9 @@ SELECT EXISTS (
 -- The query's BM25 terms where no statistics are stored (a host's table): the
 -- lexemes of the query in each of %(languages)s with their occurrences, as
 -- search_query_terms takes them; df is counted live (search_df_live).
-SELECT t.lexeme, max(coalesce(cardinality(t.positions), 1)) AS occurrences, 0 AS df,
-       NULL::integer AS max_occurrences, NULL::integer AS max_heading_occurrences,
-       array_agg(l.language) AS languages
-FROM unnest(%(languages)s::text[]) AS l(language),
-     unnest(to_tsvector(mdchunks_search_config(l.language),
-                        mdchunks_search_words(%(query)s))) AS t
-WHERE strpos(t.lexeme, '-') = 0
-GROUP BY t.lexeme
+SELECT t.lexeme, t.occurrences, 0 AS df,
+       NULL::integer AS max_occurrences, NULL::integer AS max_heading_occurrences, t.languages
+FROM mdchunks_query_terms(%(query)s, %(languages)s::text[]) AS t
 ORDER BY t.lexeme;
 
 -- name: chunk_sources

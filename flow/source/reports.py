@@ -33,6 +33,11 @@ def describe_skipped(skipped: Counts) -> str:
     return f"{shown} ({INSTALL_HINT} reads {', '.join(installable)}{others})"
 
 
+def describe_languages(languages: Counts) -> str:
+    """`12 zh-cn, 10 ja, 40 not stated (English)`: documents by language."""
+    return ", ".join(f"{n} {name or 'not stated (English)'}" for name, n in languages)
+
+
 def describe_formats(formats: Counts) -> str:
     """`2 html, 1 pdf`: documents by the importer that converted them."""
     return ", ".join(f"{n} {name}" for name, n in formats if name not in ("markdown", "text"))
@@ -156,6 +161,9 @@ class SourceStatus:
     # The command that completes an unfinished run (None when it finished).
     resume: str | None = None
     vectors: Counts = ()  # stored vectors by embedding model
+    # Documents by language tag ("" for none stated: analysed as English),
+    # as BM25 parses them (docs/search.md, "Languages").
+    languages: Counts = ()
 
     @property
     def heading_share(self) -> float:

