@@ -267,8 +267,19 @@ def test_a_hosts_search_trigger_in_its_own_schema_is_the_migrations(
             "SELECT search_vector::text, search_text_length FROM host.chunks"
         ).fetchone()
     assert [schema for schema, _ in bodies] == ["host", "public"]
-    assert len({" ".join(str(body).split()) for _, body in bodies}) == 1
+    # (The host's calls its own schema's analysis functions, migration 0018.)
+    assert len({" ".join(str(body).replace('"host".', "").split()) for _, body in bodies}) == 1
     assert row == ("'graze':2B 'zebra':1B", 2)
+    # So are the two analysis functions it calls (migration 0018).
+    with psycopg.connect(database_url) as conn:
+        for name in ("mdchunks_search_words", "mdchunks_search_config"):
+            helpers = conn.execute(
+                "SELECT n.nspname, p.prosrc FROM pg_proc p "
+                "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = %s ORDER BY 1",
+                [name],
+            ).fetchall()
+            assert [schema for schema, _ in helpers] == ["host", "public"], name
+            assert len({" ".join(str(body).split()) for _, body in helpers}) == 1, name
 
 
 @pytest.mark.parametrize("chunker", sorted(CHUNKERS))
