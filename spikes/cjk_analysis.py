@@ -17,7 +17,9 @@ of CJK, kana, Hangul and Thai characters):
   CJKAnalyzer; what 0018 ships);
 - `unigrams+bigrams`: the same plus every character alone (Lucene's
   CJKBigramFilter with outputUnigrams);
-- `unigrams`: every character alone.
+- `unigrams`: every character alone;
+- `script-bigrams`: bigrams within a run of one script only (Han, hiragana,
+  katakana, Hangul, Thai): a kanji word and the kana after it are apart.
 """
 
 from __future__ import annotations
@@ -82,7 +84,24 @@ def variants() -> dict[str, str]:
         "    words := pg_catalog.regexp_replace(words, '(?<![",
         1,
     )
+    scripts = (
+        "\\u3005-\\u3007\\u3400-\\u4DBF\\u4E00-\\u9FFF\\uF900-\\uFAFF\\U00020000-\\U0002FA1F",
+        "\\u3040-\\u309F",
+        "\\u30A0-\\u30FF\\u31F0-\\u31FF\\uFF66-\\uFF9F",
+        "\\u1100-\\u11FF\\u3130-\\u318F\\uA960-\\uA97F\\uAC00-\\uD7FF",
+        "\\u0E00-\\u0E7F",
+    )
+    spacing = f"    words := pg_catalog.regexp_replace(words, '([{cjk}]+)', ' \\1 ', 'g');"
+    assert spacing in shipped, spacing
+    by_script = shipped.replace(
+        spacing,
+        "\n".join(
+            f"    words := pg_catalog.regexp_replace(words, '([{s}]+)', ' \\1 ', 'g');"
+            for s in scripts
+        ),
+    )
     return {
+        "script-bigrams": by_script,
         "runs": f"{head}\n    RETURN pg_catalog.regexp_replace(doc, '</?', ' ', 'g');\nEND\n$$;",
         "bigrams": shipped,
         "unigrams+bigrams": with_unigrams,
