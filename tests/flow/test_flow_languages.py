@@ -61,7 +61,8 @@ def test_the_language_comes_from_front_matter_then_the_path() -> None:
         ("如何添加站点地图", "zh-cn/guides/customization.mdx"),
         ("サイトマップ", "ja/guides/customization.mdx"),
         ("サイトマップの生成", "ja/guides/customization.mdx"),
-        ("사이트맵", "ko/guides/customization.mdx"),  # written with a particle: 사이트맵을
+        # With another particle than the page's (사이트맵을, 사이트맵 생성).
+        ("사이트맵이란", "ko/guides/customization.mdx"),
     ],
 )
 def test_a_cjk_word_finds_the_page_that_writes_it_in_a_sentence(
