@@ -55,8 +55,8 @@ BEGIN
             -- spans in unsearched (start/end pairs, code points into text), as spaces.
             searched := NEW.text;
             FOR i IN 1 .. coalesce(pg_catalog.array_length(unsearched, 1), 0) - 1 BY 2 LOOP
-                searched := pg_catalog.overlay(searched PLACING pg_catalog.repeat(' ', unsearched[i + 1] - unsearched[i])
-                                               FROM unsearched[i] + 1 FOR unsearched[i + 1] - unsearched[i]);
+                searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', unsearched[i + 1] - unsearched[i]),
+                                               unsearched[i] + 1, unsearched[i + 1] - unsearched[i]);
             END LOOP;
             heading := pg_catalog.to_tsvector('english', pg_catalog.regexp_replace(headings, '</?', ' ', 'g'));
             body := pg_catalog.to_tsvector('english', pg_catalog.regexp_replace(searched, '</?', ' ', 'g'));
