@@ -30,10 +30,23 @@ ALTER TABLE content_chunks
 ALTER TABLE content_sections ADD COLUMN IF NOT EXISTS title text;
 ALTER TABLE mdchunks_documents ADD COLUMN IF NOT EXISTS title text;
 
+-- NOT VALID as 0006 added it: rows written before 0006 (no breadcrumb yet)
+-- stay until their documents are processed again; valid at once where every
+-- row holds it, as 0007b did.
 ALTER TABLE content_chunks DROP CONSTRAINT IF EXISTS content_chunks_breadcrumb_check;
 ALTER TABLE content_chunks
     ADD CONSTRAINT content_chunks_breadcrumb_check
-    CHECK ((breadcrumb IS NULL) = (cardinality(heading_path) = 0 AND title IS NULL));
+    CHECK ((breadcrumb IS NULL) = (cardinality(heading_path) = 0 AND title IS NULL)) NOT VALID;
+DO $$
+BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM content_chunks
+        WHERE (breadcrumb IS NULL) <> (cardinality(heading_path) = 0 AND title IS NULL)
+    ) THEN
+        ALTER TABLE content_chunks VALIDATE CONSTRAINT content_chunks_breadcrumb_check;
+    END IF;
+END
+$$;
 ALTER TABLE content_sections DROP CONSTRAINT IF EXISTS content_sections_headings_together_check;
 ALTER TABLE content_sections
     ADD CONSTRAINT content_sections_headings_together_check CHECK (

@@ -603,9 +603,10 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "as_json",
     is_flag=True,
     help="One JSON object per hit (JSON Lines): id, source, rel_path, position, char_start, "
-    "char_end, start_line, end_line, heading_path, breadcrumb, score, text, matched_section, "
-    "and section or parent when expanded. heading_path and breadcrumb are where the chunk "
-    "starts; matched_section is the section the match lies in (id, heading_path, "
+    "char_end, start_line, end_line, heading_path, breadcrumb, title, score, text, "
+    "matched_section, and section or parent when expanded. heading_path and breadcrumb are "
+    "where the chunk starts; title is the document's, from its front matter (null: none), "
+    "the root of every breadcrumb; matched_section is the section the match lies in (id, heading_path, "
     "breadcrumb, char_start, char_end, start_line, end_line).",
 )
 @embed_model_option(
