@@ -63,7 +63,9 @@ def unsearched_spans(text: str, index: HeadingIndex | None) -> tuple[tuple[int, 
     return tuple(spans)
 
 
-def within(spans: Sequence[tuple[int, int]], starts: Sequence[int], start: int, end: int) -> tuple[int, ...]:
+def within(
+    spans: Sequence[tuple[int, int]], starts: Sequence[int], start: int, end: int
+) -> tuple[int, ...]:
     """The parts of `spans` (with `starts`, their starts) inside `[start, end)`,
     as offsets from `start`, flat start/end pairs."""
     found: list[int] = []

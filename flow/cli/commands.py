@@ -606,8 +606,8 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "char_end, start_line, end_line, heading_path, breadcrumb, title, score, text, "
     "matched_section, and section or parent when expanded. heading_path and breadcrumb are "
     "where the chunk starts; title is the document's, from its front matter (null: none), "
-    "the root of every breadcrumb; matched_section is the section the match lies in (id, heading_path, "
-    "breadcrumb, char_start, char_end, start_line, end_line).",
+    "the root of every breadcrumb; matched_section is the section the match lies in (id, "
+    "heading_path, breadcrumb, char_start, char_end, start_line, end_line).",
 )
 @embed_model_option(
     "The model whose vectors semantic and hybrid compare (vectors of different models are "

@@ -47,7 +47,7 @@ def document_title(text: str) -> str | None:
 
 def _yaml_title(body: str) -> object:
     try:
-        data = yaml.load(body, Loader=_LOADER)  # noqa: S506 - a safe loader
+        data = yaml.load(body, Loader=_LOADER)  # a safe loader (C or Python)
     except (yaml.YAMLError, ValueError, RecursionError):
         return _line_title(_YAML_LINE, body)
     return data.get("title") if isinstance(data, dict) else None

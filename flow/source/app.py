@@ -164,9 +164,7 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
         chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
     )
     title = chunking.chunks[0].title if chunking.chunks else None
-    return ChunkedDocument(
-        rows, sections, chunking.merges, chunking.breadcrumb_truncations, title
-    )
+    return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations, title)
 
 
 def _read_chunk_and_hash(

@@ -197,9 +197,7 @@ def test_front_matter_and_esm_are_no_words_to_search(
     # The preamble's snippet opens on its words, not on YAML or imports.
     hit = next(
         h
-        for h in mdchunks.search(
-            "intercept requests", database_url=database_url, data_dir=data_dir
-        )
+        for h in mdchunks.search("intercept requests", database_url=database_url, data_dir=data_dir)
         if h.rel_path == "middleware.mdx"
     )
     assert hit.text.startswith("---\ntitle: Middleware")  # stored text unchanged
