@@ -6,9 +6,11 @@ fence) and, in MDX, what the heading index hides (ESM blocks and
 `{/* comments */}`: `HeadingIndex.hidden`) are no words for BM25 and never
 open a snippet. They stay in the stored text: offsets never move. A chunk
 carries its unsearched spans as offsets into its own text
-(`HeadingChunk.unsearched`, the `unsearched` column); the database blanks
-them before it analyses the text (`mdchunks_searchable_text`, migration 0017).
-Anything that analyses a chunk's words builds on these spans.
+(`HeadingChunk.unsearched`, the `unsearched` column); the database reads
+them as spaces before it analyses the text (the chunk table's trigger,
+migration 0017, and the snippet: flow/retrieval/snippets.py), as
+`searchable_text` does here. Anything that analyses a chunk's words builds
+on these spans.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 from mdchunks.heading_index.model import HeadingIndex
 
 # An opening fence on the first line (remark-frontmatter's rule, which the
-# MDX scan follows too: heading_index/mdx.py).
+# MDX scan follows too: heading_index/mdx.py reads front matter here).
 _OPENING = re.compile(r"(---|\+\+\+)[ \t]*(?:\r\n|\r|\n)")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 
@@ -28,10 +30,9 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 def front_matter(text: str) -> tuple[int, int, int] | None:
     """`(body_start, body_end, end)` of the front matter at the top of `text`:
     its content lies in `text[body_start:body_end]`, the block (fences
-    included) in `text[:end]`. None without, or when it is never closed.
-    A leading BOM is skipped (decoded documents have none)."""
-    skip = 1 if text.startswith("\ufeff") else 0
-    opened = _OPENING.match(text, skip)
+    included) in `text[:end]`. None without, or when it is never closed
+    (decoded documents have no BOM: one before the fence is text)."""
+    opened = _OPENING.match(text)
     if opened is None:
         return None
     fence = opened.group(1)

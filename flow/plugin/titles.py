@@ -31,14 +31,16 @@ _MAY_HOLD_TITLE = re.compile(r"^[ \t]*[\"']?title", re.MULTILINE)
 
 
 def document_title(text: str) -> str | None:
-    """The title in `text`'s front matter, sanitised to one line; None without."""
+    """The title in `text`'s front matter, sanitised to one line; None without.
+    A leading BOM is skipped (text read without `decode_document`)."""
+    text = text.removeprefix("\ufeff")
     found = front_matter(text)
     if found is None:
         return None
     body = text[found[0] : found[1]]
     if _MAY_HOLD_TITLE.search(body) is None:  # most front matter: no parse at all
         return None
-    toml = text.lstrip("\ufeff").startswith("+++")
+    toml = text.startswith("+++")
     value = _toml_title(body) if toml else _yaml_title(body)
     if not isinstance(value, str | int | float) or isinstance(value, bool):
         return None
