@@ -67,6 +67,7 @@ class Chunking:
     merges: int = 0  # sections folded into an earlier section's chunk (structure chunker)
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
     sections: tuple[Section, ...] = ()  # the document's, when the chunks were given them
+    title: str | None = None  # the document's front-matter title (HeadingIndex.title)
 
 
 class Chunker(Protocol):

@@ -191,6 +191,8 @@ def attach_sections(
         for chunk in chunking.chunks
     )
     if not sections:
-        return replace(chunking, chunks=chunks)
+        return replace(chunking, chunks=chunks, title=index.title)
     spans = [(chunk.start, chunk.end) for chunk in chunks]
-    return replace(chunking, chunks=chunks, sections=with_gaps(text, sections, spans))
+    return replace(
+        chunking, chunks=chunks, sections=with_gaps(text, sections, spans), title=index.title
+    )

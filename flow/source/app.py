@@ -163,8 +163,9 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     rows = chunk_rows(
         chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
     )
-    title = chunking.chunks[0].title if chunking.chunks else None
-    return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations, title)
+    return ChunkedDocument(
+        rows, sections, chunking.merges, chunking.breadcrumb_truncations, chunking.title
+    )
 
 
 def _read_chunk_and_hash(

@@ -59,6 +59,9 @@ def site(tmp_path: Path) -> Path:
     (docs / "middleware.md").write_text(PAGE, encoding="utf-8")
     (docs / "routing.md").write_text(OWN_H1, encoding="utf-8")
     (docs / "plain.md").write_text(UNTITLED, encoding="utf-8")
+    # Front matter alone: no section (the structure chunker makes no chunk of
+    # it either), and still its document row keeps the title.
+    (docs / "stub.md").write_text("---\ntitle: Stub page\n---\n", encoding="utf-8")
     return docs
 
 
@@ -109,6 +112,7 @@ def test_every_row_of_a_titled_page_carries_the_title_at_its_breadcrumbs_root(
         ("middleware.mdx", "Middleware"),
         ("plain.md", None),
         ("routing.md", "Routing"),
+        ("stub.md", "Stub page"),
     ]
 
 
