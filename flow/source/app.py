@@ -136,6 +136,7 @@ class ChunkedDocument:
     sections: list[SectionRow] = field(default_factory=list)
     merges: int = 0  # structure chunker: sections folded into an earlier section's chunk
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
+    title: str | None = None  # the document's, from its front matter
 
 
 @coco.fn
@@ -162,7 +163,9 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     rows = chunk_rows(
         chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
     )
-    return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations)
+    return ChunkedDocument(
+        rows, sections, chunking.merges, chunking.breadcrumb_truncations, chunking.title
+    )
 
 
 def _read_chunk_and_hash(
@@ -269,6 +272,7 @@ async def process_document(
             breadcrumb_truncations=chunked.breadcrumb_truncations,
             source_format=recipe.source_format(rel_path),
             import_note=None if content is None else content.note,
+            title=chunked.title,
         ),
         encoded,
     )

@@ -84,6 +84,8 @@ def _chunk(row: ChunkRow) -> dict[str, object]:
         "start_line": row.start_line,
         "end_line": row.end_line,
         "section_ids": [str(section_id) for section_id in row.section_ids],
+        "title": row.title,
+        "unsearched": row.unsearched,
     }
 
 
@@ -111,6 +113,7 @@ def _section(row: SectionRow) -> dict[str, object]:
         "gap_starts": row.gap_starts,
         "gap_texts": row.gap_texts,
         "recipe": row.recipe,
+        "title": row.title,
     }
 
 
