@@ -41,6 +41,7 @@ from mdchunks.db import database
 from mdchunks.db.database import redact, scrub
 from mdchunks.errors import DatabaseUnavailable
 from mdchunks.heading_index import dialect_for
+from mdchunks.importers.registry import importer_for
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import DocumentContent, DocumentProblem, read_document
 from mdchunks.plugin.recipe import Recipe
@@ -57,6 +58,7 @@ from mdchunks.source.files import (
     DocumentFile,
     DocumentTooLarge,
     LiveDocuments,
+    converted_too_large,
     one_line,
     too_large,
 )
@@ -166,7 +168,7 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
 
 
 def _read_chunk_and_hash(
-    data: bytes, *, source: str, rel_path: str, recipe: Recipe
+    data: bytes, *, source: str, rel_path: str, recipe: Recipe, max_text_bytes: int | None = None
 ) -> tuple[DocumentContent, ChunkedDocument, str, writes.Encoded]:
     # Reading runs in the worker thread too: a converted document (HTML, DOCX,
     # PDF) is parsed there, under the quarantine's guard, as the splitter runs
@@ -176,6 +178,12 @@ def _read_chunk_and_hash(
     # as 20% of the loop's time on the rust-book x16). So does the encoding of
     # the section rows the ledger keeps until they are written.
     content = read_document(data, rel_path, recipe.invalid_utf8)
+    if max_text_bytes is not None and content.source_format != "markdown":
+        # `--max-doc-bytes` bounds what a file becomes, not only its bytes on
+        # disk: a 278 KB DOCX inflated to 60 MB of text (issue 42).
+        became = _utf8_size_past(content.text, max_text_bytes)
+        if became is not None:
+            raise DocumentTooLarge(converted_too_large(len(data), became, max_text_bytes))
     chunked = chunk_document(content.text, source=source, rel_path=rel_path, recipe=recipe)
     return (
         content,
@@ -185,8 +193,23 @@ def _read_chunk_and_hash(
     )
 
 
+def _utf8_size_past(text: str, limit: int) -> int | None:
+    """The UTF-8 size of `text` when it is over `limit` bytes, else None
+    (encoded only when its characters alone do not decide)."""
+    if len(text) <= limit // 4:
+        return None
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    return size if size > limit else None
+
+
 def _read_chunk_and_hash_in_child(
-    data: bytes, *, source: str, rel_path: str, recipe: Recipe, limits: DocumentLimits
+    data: bytes,
+    *,
+    source: str,
+    rel_path: str,
+    recipe: Recipe,
+    limits: DocumentLimits,
+    max_text_bytes: int | None = None,
 ) -> tuple[DocumentContent, ChunkedDocument, str, writes.Encoded]:
     # A memo keeps the logic of the `@coco.fn`s its function called; the
     # child's calls are unseen here, so the same function is called on an
@@ -195,7 +218,12 @@ def _read_chunk_and_hash_in_child(
     return run_in_child(
         _read_chunk_and_hash,
         (data,),
-        {"source": source, "rel_path": rel_path, "recipe": recipe},
+        {
+            "source": source,
+            "rel_path": rel_path,
+            "recipe": recipe,
+            "max_text_bytes": max_text_bytes,
+        },
         limits,
     )
 
@@ -227,14 +255,21 @@ async def process_document(
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
         # In a worker thread, so that documents overlap (flow/source/offload.py);
-        # a large one in a child process within the run's limits
-        # (flow/source/bounded.py), where a crash costs the run nothing; a
-        # small one marked in the run's journal while it runs
+        # a large one, and every converted one, in a child process within the
+        # run's limits (flow/source/bounded.py), where a crash costs the run
+        # nothing: what a converted file becomes is not known from its size
+        # on disk (issue 42: a 278 KB DOCX became 60 MB of text). A small
+        # markdown one is marked in the run's journal while it runs
         # (flow/source/quarantine.py).
         large = len(data) >= run.limits.child_above_bytes
+        bounded = large or importer_for(rel_path) is not None
         work = (
-            functools.partial(_read_chunk_and_hash_in_child, limits=run.limits)
-            if large
+            functools.partial(
+                _read_chunk_and_hash_in_child,
+                limits=run.limits,
+                max_text_bytes=run.max_doc_bytes,
+            )
+            if bounded
             else run.quarantine.guard(
                 rel_path, _read_chunk_and_hash, data=data, recipe=recipe.fingerprint()
             )

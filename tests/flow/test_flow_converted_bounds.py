@@ -1,0 +1,146 @@
+"""A converted document is bounded by what it becomes, not by its size on
+disk (issue 42; flow/source/app.py, flow/source/bounded.py): every file an
+importer reads is converted and chunked in the bounded child, whatever its
+size, and the markdown it converts to is held to `--max-doc-bytes`. A small
+DOCX that inflates fails alone, in one line naming it, and the other
+documents are ingested. The importers' quadratic shapes (nested inline
+elements in an HTML heading; PDF bookmark titles not on their pages) are
+linear: checked by how the work grows with the size, with a ratio far from
+both growths, never by a time bound."""
+
+from __future__ import annotations
+
+import io
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import RunCli
+from flow_checks import rows_by_document
+from mdchunks.importers import html, pdf
+
+from spikes import format_documents as documents
+
+_HEADING = '<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>a</w:t></w:r></w:p>'
+_PARAGRAPH = "<w:p><w:r><w:t>" + "lorem ipsum " * 20 + "</w:t></w:r></w:p>"
+
+
+def inflating_docx(paragraph: str, count: int) -> bytes:
+    """A DOCX of `count` copies of one paragraph: a few tens of KB on disk
+    (the copies compress away), MBs of text once converted."""
+    import docx
+
+    template = io.BytesIO()
+    docx.Document().save(template)
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(template) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as package,
+    ):
+        for member in source.infolist():
+            data = source.read(member.filename)
+            if member.filename == "word/document.xml":
+                head, body, tail = data.decode().partition("<w:body>")
+                data = (head + body + paragraph * count + tail).encode()
+            package.writestr(member.filename, data)
+    return out.getvalue()
+
+
+def _folder(root: Path, bomb: bytes) -> Path:
+    spec = documents.tender()
+    root.mkdir()
+    (root / "guide.md").write_text("# Guide\n\nSome text.\n\n## Install\n\nSteps.\n")
+    (root / "good.docx").write_bytes(documents.docx_of(spec))
+    (root / "good.html").write_bytes(documents.html_of(spec))
+    (root / "good.pdf").write_bytes(documents.pdf_of(spec))
+    (root / "bomb.docx").write_bytes(bomb)
+    return root
+
+
+def test_a_small_docx_past_the_time_limit_fails_alone(
+    run_cli: RunCli, tmp_path: Path, database_url: str
+) -> None:
+    # 60,000 headings in about 50 KB: minutes to convert and chunk in the
+    # run's process before (the limits applied from 1 MiB on disk only).
+    bomb = inflating_docx(_HEADING, 60_000)
+    assert len(bomb) < 200_000
+    root = _folder(tmp_path / "docs", bomb)
+    started = time.monotonic()
+    result = run_cli(
+        "ingest",
+        str(root),
+        "--source",
+        "docs",
+        "--doc-time-limit",
+        "2",
+        "--doc-memory-limit",
+        "300",
+    )
+    assert time.monotonic() - started < 90
+    assert result.code == 1, result
+    lines = [line for line in result.err.splitlines() if "bomb.docx" in line]
+    assert lines == ["  bomb.docx: took longer than 2 s to chunk (--doc-time-limit)"], result.err
+    assert "Traceback" not in result.err + result.out
+    assert set(rows_by_document(database_url)) == {"guide.md", "good.docx", "good.html", "good.pdf"}
+
+
+def test_the_markdown_a_file_becomes_is_held_to_max_doc_bytes(
+    run_cli: RunCli, tmp_path: Path, database_url: str
+) -> None:
+    bomb = inflating_docx(_PARAGRAPH, 5_000)  # about 1.2 MB of text
+    root = _folder(tmp_path / "docs", bomb)
+    result = run_cli("ingest", str(root), "--source", "docs", "--max-doc-bytes", "1000000")
+    assert result.code == 1, result
+    lines = [line for line in result.err.splitlines() if "bomb.docx" in line]
+    assert len(lines) == 1, result.err
+    assert lines[0].startswith(
+        f"  bomb.docx: too large once converted: {len(bomb):,} bytes on disk became "
+    ), lines
+    assert lines[0].endswith(" bytes of markdown, over the limit of 1,000,000 (--max-doc-bytes)")
+    assert set(rows_by_document(database_url)) == {"guide.md", "good.docx", "good.html", "good.pdf"}
+    # The limit is the run's option, not the document's failure: with room,
+    # the next run ingests it.
+    again = run_cli("ingest", str(root), "--source", "docs", "--max-doc-bytes", "4000000")
+    assert again.code == 0, again
+    assert "bomb.docx" in rows_by_document(database_url)
+
+
+def _growth(work: Callable[[int], object], small: int) -> float:
+    """How much longer `work` takes at 4x the size: about 4 when linear, 16
+    when quadratic. The best of three runs at each size, so that a busy
+    machine inflates neither much."""
+
+    def best(size: int) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            work(size)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    return best(4 * small) / best(small)
+
+
+def test_nested_inline_elements_in_a_heading_convert_in_linear_time() -> None:
+    def convert(depth: int) -> object:
+        page = "<h1>" + "<span>a" * depth + "</span>" * depth + "</h1><p>text</p>"
+        converted = html.convert(page.encode())
+        assert converted.text.startswith("# " + "a" * depth)
+        return converted
+
+    # Before: 2,000 spans took about 0.6 s and 8,000 about 10 s (16x).
+    assert _growth(convert, 2_000) < 7
+
+
+def test_bookmark_titles_not_on_their_pages_are_placed_in_linear_time() -> None:
+    def place(size: int) -> object:
+        page = "Body text of the page, nothing of the outline's.\n" * (size // 10)
+        entries = [pdf.OutlineEntry(f"Missing title {i}", 1, 0) for i in range(size)]
+        blocks, placed = pdf.place_headings([page, page], entries)
+        assert placed == size and blocks[0] == "# Missing title 0"
+        return blocks
+
+    # Before: each title was searched through its page and the next one
+    # (1,000 titles took about 1 s, 4,000 about 14 s).
+    assert _growth(place, 1_000) < 7
