@@ -43,7 +43,7 @@ from mdchunks.errors import DatabaseUnavailable
 from mdchunks.heading_index import dialect_for
 from mdchunks.importers.registry import importer_for
 from mdchunks.plugin.chunking import chunk_markdown
-from mdchunks.plugin.documents import DocumentContent, DocumentProblem, read_document
+from mdchunks.plugin.documents import DocumentProblem, read_document
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
     ChunkRow,
@@ -167,9 +167,25 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations)
 
 
+@dataclass(frozen=True, slots=True)
+class DocumentWork:
+    """What a run keeps of one document's reading and chunking: the counts
+    its document row keeps and the encoded rows the ledger writes. Not the
+    rows nor the text: a document chunked in a child sends this back, and
+    the run held both again (issue 42: memory per document)."""
+
+    content_hash: str
+    encoded: writes.Encoded = writes.NOTHING
+    chunks: int = 0
+    sections: int = 0
+    merges: int = 0
+    breadcrumb_truncations: int = 0
+    note: str | None = None
+
+
 def _read_chunk_and_hash(
     data: bytes, *, source: str, rel_path: str, recipe: Recipe, max_text_bytes: int | None = None
-) -> tuple[DocumentContent, ChunkedDocument, str, writes.Encoded]:
+) -> DocumentWork:
     # Reading runs in the worker thread too: a converted document (HTML, DOCX,
     # PDF) is parsed there, under the quarantine's guard, as the splitter runs
     # (lxml is native code; pypdf is slow on some files). The hash too runs off
@@ -185,11 +201,14 @@ def _read_chunk_and_hash(
         if became is not None:
             raise DocumentTooLarge(converted_too_large(len(data), became, max_text_bytes))
     chunked = chunk_document(content.text, source=source, rel_path=rel_path, recipe=recipe)
-    return (
-        content,
-        chunked,
-        hashlib.sha256(data).hexdigest(),
-        writes.Encoded.of(chunked.rows, chunked.sections),
+    return DocumentWork(
+        content_hash=hashlib.sha256(data).hexdigest(),
+        encoded=writes.Encoded.of(chunked.rows, chunked.sections),
+        chunks=len(chunked.rows),
+        sections=len(chunked.sections),
+        merges=chunked.merges,
+        breadcrumb_truncations=chunked.breadcrumb_truncations,
+        note=content.note,
     )
 
 
@@ -210,7 +229,7 @@ def _read_chunk_and_hash_in_child(
     recipe: Recipe,
     limits: DocumentLimits,
     max_text_bytes: int | None = None,
-) -> tuple[DocumentContent, ChunkedDocument, str, writes.Encoded]:
+) -> DocumentWork:
     # A memo keeps the logic of the `@coco.fn`s its function called; the
     # child's calls are unseen here, so the same function is called on an
     # empty text (microseconds): a new chunk_document still re-runs this one.
@@ -248,9 +267,6 @@ async def process_document(
     if len(data) > run.max_doc_bytes:
         raise DocumentTooLarge(too_large(len(data), run.max_doc_bytes))
     error: str | None = None
-    chunked = ChunkedDocument()
-    content: DocumentContent | None = None
-    encoded = writes.NOTHING
     try:
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
@@ -277,7 +293,7 @@ async def process_document(
         if large:  # the progress line names it while it takes its time
             run.in_flight[rel_path] = len(data)
         try:
-            content, chunked, content_hash, encoded = await run_off_loop(
+            done: DocumentWork = await run_off_loop(
                 len(data),
                 functools.partial(work, data, source=source, rel_path=rel_path, recipe=recipe),
             )
@@ -285,8 +301,7 @@ async def process_document(
             run.in_flight.pop(rel_path, None)
     except DocumentProblem as problem:
         error = str(problem)
-        content_hash = hashlib.sha256(data).hexdigest()
-    rows = chunked.rows
+        done = DocumentWork(content_hash=hashlib.sha256(data).hexdigest())
     # The document's own row (mdchunks_documents) is written from the ledger
     # after the engine is done, in one statement for the whole run; its chunk
     # and section rows in batches as the run goes (flow/source/writes.py):
@@ -296,16 +311,16 @@ async def process_document(
         Processed(
             rel_path=rel_path,
             size_bytes=len(data),
-            chunks=len(rows),
-            sections=len(chunked.sections),
+            chunks=done.chunks,
+            sections=done.sections,
             error=error,
-            content_hash=content_hash,
-            merges=chunked.merges,
-            breadcrumb_truncations=chunked.breadcrumb_truncations,
+            content_hash=done.content_hash,
+            merges=done.merges,
+            breadcrumb_truncations=done.breadcrumb_truncations,
             source_format=recipe.source_format(rel_path),
-            import_note=None if content is None else content.note,
+            import_note=done.note,
         ),
-        encoded,
+        done.encoded,
     )
     if not run.live and not run.writing and run.pending_rows >= writes.BATCH_ROWS:
         # A watch writes them at each change it reports, in order (two
