@@ -62,11 +62,17 @@ def html_page(size: int) -> bytes:
 
 def docx_file(size: int) -> bytes:
     """Headings and paragraphs, repeated: the copies compress away on disk."""
-    import docx
-
     heading = '<w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Part</w:t></w:r></w:p>'
     paragraph = "<w:p><w:r><w:t>" + "lorem ipsum dolor sit amet " * 8 + "</w:t></w:r></w:p>"
-    count = size // (len("## Part\n\n") + 8 * 27 + 2) + 1
+    return repeated_docx(heading + paragraph, size // (len("## Part\n\n") + 8 * 27 + 2) + 1)
+
+
+def repeated_docx(paragraph: str, count: int) -> bytes:
+    """A DOCX whose body is `count` copies of `paragraph` (WordprocessingML):
+    a few tens of KB on disk (the copies compress away), MBs of text once
+    converted (also the tests' inflating DOCX)."""
+    import docx
+
     template = io.BytesIO()
     docx.Document().save(template)
     out = io.BytesIO()
@@ -78,7 +84,7 @@ def docx_file(size: int) -> bytes:
             data = source.read(member.filename)
             if member.filename == "word/document.xml":
                 head, body, tail = data.decode().partition("<w:body>")
-                data = (head + body + (heading + paragraph) * count + tail).encode()
+                data = (head + body + paragraph * count + tail).encode()
             package.writestr(member.filename, data)
     return out.getvalue()
 

@@ -10,9 +10,7 @@ both growths, never by a time bound."""
 
 from __future__ import annotations
 
-import io
 import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,31 +18,11 @@ from conftest import RunCli
 from flow_checks import rows_by_document
 from mdchunks.importers import html, pdf
 
+from benchmarks.memory_shapes import repeated_docx
 from spikes import format_documents as documents
 
 _HEADING = '<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>a</w:t></w:r></w:p>'
 _PARAGRAPH = "<w:p><w:r><w:t>" + "lorem ipsum " * 20 + "</w:t></w:r></w:p>"
-
-
-def inflating_docx(paragraph: str, count: int) -> bytes:
-    """A DOCX of `count` copies of one paragraph: a few tens of KB on disk
-    (the copies compress away), MBs of text once converted."""
-    import docx
-
-    template = io.BytesIO()
-    docx.Document().save(template)
-    out = io.BytesIO()
-    with (
-        zipfile.ZipFile(template) as source,
-        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as package,
-    ):
-        for member in source.infolist():
-            data = source.read(member.filename)
-            if member.filename == "word/document.xml":
-                head, body, tail = data.decode().partition("<w:body>")
-                data = (head + body + paragraph * count + tail).encode()
-            package.writestr(member.filename, data)
-    return out.getvalue()
 
 
 def _folder(root: Path, bomb: bytes) -> Path:
@@ -63,7 +41,7 @@ def test_a_small_docx_past_the_time_limit_fails_alone(
 ) -> None:
     # 60,000 headings in about 50 KB: minutes to convert and chunk in the
     # run's process before (the limits applied from 1 MiB on disk only).
-    bomb = inflating_docx(_HEADING, 60_000)
+    bomb = repeated_docx(_HEADING, 60_000)
     assert len(bomb) < 200_000
     root = _folder(tmp_path / "docs", bomb)
     started = time.monotonic()
@@ -88,7 +66,7 @@ def test_a_small_docx_past_the_time_limit_fails_alone(
 def test_the_markdown_a_file_becomes_is_held_to_max_doc_bytes(
     run_cli: RunCli, tmp_path: Path, database_url: str
 ) -> None:
-    bomb = inflating_docx(_PARAGRAPH, 5_000)  # about 1.2 MB of text
+    bomb = repeated_docx(_PARAGRAPH, 5_000)  # about 1.2 MB of text
     root = _folder(tmp_path / "docs", bomb)
     result = run_cli("ingest", str(root), "--source", "docs", "--max-doc-bytes", "1000000")
     assert result.code == 1, result
