@@ -275,7 +275,9 @@ def cli() -> None:
     default=None,
     metavar="BYTES",
     help="Skip (and report) documents larger than this [default: as the source's last "
-    f"run; a new source: {DEFAULT_MAX_DOC_BYTES:,}]. What one document costs, per MB "
+    f"run; a new source: {DEFAULT_MAX_DOC_BYTES:,}]; a converted file (HTML, DOCX, PDF) "
+    "fails when the markdown it becomes is larger, named with its size on disk and what it "
+    "became. What one document costs, per MB "
     "(python -m benchmarks.document_cost, 2 MB documents): prose about 1 s and 100 MB of "
     "memory; pipe tables 0.05 s and 5 MB (wide ones are split as plain text); one long line "
     "2 s and 50 MB; heading-dense text (a heading every few bytes) 15-40 s and 450 MB, so "
@@ -288,10 +290,11 @@ def cli() -> None:
     default=bounded.DEFAULT_DOC_SECONDS,
     show_default=True,
     metavar="SECONDS",
-    help=f"A document of {bounded.CHILD_ABOVE_BYTES // 2**20} MiB or more is chunked in a "
+    help=f"A document of {bounded.CHILD_ABOVE_BYTES // 2**20} MiB or more, and every "
+    "converted file (HTML, DOCX, PDF) whatever its size, is converted and chunked in a "
     "child process, stopped past this time: it then fails alone, named, and is tried again "
-    "next run (smaller documents chunk in the run's process: under 1 MiB the slowest known "
-    "shape takes under a minute).",
+    "next run (smaller markdown documents chunk in the run's process: under 1 MiB the "
+    "slowest known shape takes under a minute).",
 )
 @click.option(
     "--doc-memory-limit",
