@@ -29,7 +29,9 @@
 -- with the next ingest: the language rules are part of the recipe, so it
 -- processes every document once), and their sources' statistics dropped
 -- (counted live until that ingest stores them again). A host table whose
--- trigger is ours (same schema) gets the language column too.
+-- trigger is ours (same schema) and that has no language column keeps
+-- working: the trigger reads title, unsearched and language through
+-- to_jsonb(NEW), as migration 0017 does.
 
 ALTER TABLE content_chunks ADD COLUMN IF NOT EXISTS language text;
 ALTER TABLE mdchunks_search_stats ADD COLUMN IF NOT EXISTS languages text[];
@@ -127,8 +129,9 @@ CREATE OR REPLACE FUNCTION mdchunks_query_terms(query_text text, searched text[]
     GROUP BY parsed.word
     $$;
 
--- The chunk columns of content_chunks (migration 0014's function), each part
--- parsed in the row's language through mdchunks_search_words.
+-- The chunk columns of content_chunks (migration 0017's function: the page
+-- title in the heading field, the unsearched spans out of the text), each
+-- part parsed in the row's language through mdchunks_search_words.
 CREATE OR REPLACE FUNCTION mdchunks_content_chunks_columns() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -136,19 +139,34 @@ DECLARE
     config regconfig;
     heading tsvector;
     body tsvector;
+    searched text;
+    headings text;
 BEGIN
     IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
        AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path
+       AND NEW.title IS NOT DISTINCT FROM OLD.title
+       AND NEW.unsearched IS NOT DISTINCT FROM OLD.unsearched
        AND NEW.language IS NOT DISTINCT FROM OLD.language THEN
         NEW.search_vector := OLD.search_vector;
         NEW.search_heading_length := OLD.search_heading_length;
         NEW.search_text_length := OLD.search_text_length;
         RETURN NEW;
     END IF;
+    -- The heading field: the page title, unless the path starts with it, then the path.
+    headings := pg_catalog.array_to_string(NEW.heading_path, ' ');
+    IF coalesce(NEW.title, '') <> '' AND pg_catalog.lower(NEW.title) IS DISTINCT FROM pg_catalog.lower(NEW.heading_path[1]) THEN
+        headings := NEW.title OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) headings;
+    END IF;
+    -- The searchable text: front matter and MDX's ESM and comments, the
+    -- spans in unsearched (start/end pairs, code points into text), as spaces.
+    searched := NEW.text;
+    FOR i IN 1 .. coalesce(pg_catalog.array_length(NEW.unsearched, 1), 0) - 1 BY 2 LOOP
+        searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', NEW.unsearched[i + 1] - NEW.unsearched[i]),
+                                       NEW.unsearched[i] + 1, NEW.unsearched[i + 1] - NEW.unsearched[i]);
+    END LOOP;
     config := mdchunks_search_config(NEW.language);
-    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(
-        pg_catalog.array_to_string(NEW.heading_path, ' ')));
-    body := pg_catalog.to_tsvector(config, mdchunks_search_words(NEW.text));
+    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(headings));
+    body := pg_catalog.to_tsvector(config, mdchunks_search_words(searched));
     NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
     -- BM25's lengths: lexeme occurrences (positions) of each part.
     NEW.search_heading_length := (
@@ -162,7 +180,9 @@ END
 $$;
 
 -- The same for a host's chunk table in this schema (flow/plugin/chunk_columns.sql),
--- which also composes embed_text (migration 0010).
+-- which also composes embed_text (migration 0010); title, unsearched and
+-- language are read from the row as JSON: a table made before them has
+-- none of them, and keeps working (parsed as English, as before).
 CREATE OR REPLACE FUNCTION mdchunks_chunk_columns() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -170,24 +190,49 @@ DECLARE
     config regconfig;
     heading tsvector;
     body tsvector;
+    row_json jsonb;
+    old_json jsonb;
+    title text;
+    unsearched integer[];
+    searched text;
+    headings text;
 BEGIN
     NEW.embed_text := CASE WHEN coalesce(NEW.table_header, '') = '' THEN NEW.text
                            ELSE NEW.table_header OPERATOR(pg_catalog.||) E'\n' OPERATOR(pg_catalog.||) NEW.text END;
     IF coalesce(NEW.breadcrumb, '') <> '' THEN
         NEW.embed_text := NEW.breadcrumb OPERATOR(pg_catalog.||) E'\n\n' OPERATOR(pg_catalog.||) NEW.embed_text;
     END IF;
+    row_json := pg_catalog.to_jsonb(NEW);
+    title := row_json OPERATOR(pg_catalog.->>) 'title';
+    unsearched := ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
+        coalesce(row_json OPERATOR(pg_catalog.->) 'unsearched', '[]'))::integer);
     IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
-       AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path
-       AND NEW.language IS NOT DISTINCT FROM OLD.language THEN
-        NEW.search_vector := OLD.search_vector;
-        NEW.search_heading_length := OLD.search_heading_length;
-        NEW.search_text_length := OLD.search_text_length;
-        RETURN NEW;
+       AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path THEN
+        old_json := pg_catalog.to_jsonb(OLD);
+        IF row_json OPERATOR(pg_catalog.->) 'title' IS NOT DISTINCT FROM old_json OPERATOR(pg_catalog.->) 'title'
+           AND row_json OPERATOR(pg_catalog.->) 'unsearched' IS NOT DISTINCT FROM old_json OPERATOR(pg_catalog.->) 'unsearched'
+           AND row_json OPERATOR(pg_catalog.->) 'language' IS NOT DISTINCT FROM old_json OPERATOR(pg_catalog.->) 'language' THEN
+            NEW.search_vector := OLD.search_vector;
+            NEW.search_heading_length := OLD.search_heading_length;
+            NEW.search_text_length := OLD.search_text_length;
+            RETURN NEW;
+        END IF;
     END IF;
-    config := mdchunks_search_config(NEW.language);
-    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(
-        pg_catalog.array_to_string(NEW.heading_path, ' ')));
-    body := pg_catalog.to_tsvector(config, mdchunks_search_words(NEW.text));
+    -- The heading field: the page title, unless the path starts with it, then the path.
+    headings := pg_catalog.array_to_string(NEW.heading_path, ' ');
+    IF coalesce(title, '') <> '' AND pg_catalog.lower(title) IS DISTINCT FROM pg_catalog.lower(NEW.heading_path[1]) THEN
+        headings := title OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) headings;
+    END IF;
+    -- The searchable text: front matter and MDX's ESM and comments, the
+    -- spans in unsearched (start/end pairs, code points into text), as spaces.
+    searched := NEW.text;
+    FOR i IN 1 .. coalesce(pg_catalog.array_length(unsearched, 1), 0) - 1 BY 2 LOOP
+        searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', unsearched[i + 1] - unsearched[i]),
+                                       unsearched[i] + 1, unsearched[i + 1] - unsearched[i]);
+    END LOOP;
+    config := mdchunks_search_config(row_json OPERATOR(pg_catalog.->>) 'language');
+    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(headings));
+    body := pg_catalog.to_tsvector(config, mdchunks_search_words(searched));
     NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
     -- BM25's lengths: lexeme occurrences (positions) of each part.
     NEW.search_heading_length := (
@@ -200,43 +245,14 @@ BEGIN
 END
 $$;
 
--- Host tables whose trigger calls the function above: the column it reads.
-DO $do$
-DECLARE
-    host regclass;
-BEGIN
-    FOR host IN
-        SELECT DISTINCT t.tgrelid::regclass FROM pg_catalog.pg_trigger t
-        WHERE t.tgfoid = 'mdchunks_chunk_columns()'::regprocedure
-    LOOP
-        EXECUTE pg_catalog.format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS language text', host);
-    END LOOP;
-END
-$do$;
-
--- Rows holding CJK, kana, Hangul or Thai text, indexed anew (the trigger keeps
--- a row's vector while its text is unchanged, so it is off for this one
--- statement), and their sources' statistics dropped.
-ALTER TABLE content_chunks DISABLE TRIGGER content_chunks_chunk_columns;
-
-WITH parsed AS (
-    SELECT c.id,
-           to_tsvector(mdchunks_search_config(c.language),
-                       mdchunks_search_words(array_to_string(c.heading_path, ' '))) AS heading,
-           to_tsvector(mdchunks_search_config(c.language), mdchunks_search_words(c.text)) AS body
-    FROM content_chunks c
-    WHERE c.text ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]' OR array_to_string(c.heading_path, ' ') ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]'
-)
-UPDATE content_chunks c
-SET search_vector = setweight(p.heading, 'A') || setweight(p.body, 'B'),
-    search_heading_length = (
-        SELECT coalesce(sum(coalesce(cardinality(u.positions), 1)), 0) FROM unnest(p.heading) AS u),
-    search_text_length = (
-        SELECT coalesce(sum(coalesce(cardinality(u.positions), 1)), 0) FROM unnest(p.body) AS u)
-FROM parsed p
-WHERE c.id = p.id;
-
-ALTER TABLE content_chunks ENABLE TRIGGER content_chunks_chunk_columns;
+-- Rows holding CJK, kana, Hangul or Thai text, indexed anew by the trigger
+-- above: it keeps a row's vector while nothing it reads changes, so each such
+-- row's language is set to a marked value and back (two passes, each a parse).
+UPDATE content_chunks SET language = 'x-mdchunks-0018:' OPERATOR(pg_catalog.||) coalesce(language, '')
+WHERE text ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]' OR array_to_string(heading_path, ' ') ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]'
+   OR coalesce(title, '') ~ '[\u0E00-\u0E7F\u1100-\u11FF\u3005-\u3007\u3040-\u30FF\u3130-\u318F\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uA960-\uA97F\uAC00-\uD7FF\uF900-\uFAFF\uFF66-\uFF9F\U00020000-\U0002FA1F]';
+UPDATE content_chunks SET language = nullif(substr(language, 17), '')
+WHERE starts_with(language, 'x-mdchunks-0018:');
 
 DELETE FROM mdchunks_search_terms t
 WHERE t.source IN (SELECT DISTINCT source FROM content_chunks
@@ -256,6 +272,6 @@ COMMENT ON FUNCTION mdchunks_search_words(text) IS
 COMMENT ON FUNCTION mdchunks_query_terms(text, text[]) IS
     'mdchunks: a query''s BM25 terms over chunks of the given languages: its lexemes in each language''s parse, with occurrences and the languages that gave them; a stop word of one parse is dropped from all (migration 0018).';
 COMMENT ON FUNCTION mdchunks_content_chunks_columns() IS
-    'mdchunks: sets search_vector, search_heading_length and search_text_length of a content_chunks row from one parse of the heading path and one of the text, in the row''s language, through mdchunks_search_words (BEFORE INSERT OR UPDATE trigger; migration 0018).';
+    'mdchunks: sets search_vector, search_heading_length and search_text_length of a content_chunks row from one parse of the title and heading path and one of the text less its unsearched spans, in the row''s language, through mdchunks_search_words (BEFORE INSERT OR UPDATE trigger; migration 0018).';
 COMMENT ON COLUMN content_chunks.search_vector IS
-    'Full-text search vector: to_tsvector(mdchunks_search_config(language), mdchunks_search_words(heading path)) weighted A, then the same of the text weighted B. Set by the content_chunks_chunk_columns trigger; GIN-indexed (migration 0018).';
+    'Full-text search vector: to_tsvector(mdchunks_search_config(language), mdchunks_search_words(the title unless the heading path starts with it, then the heading path)) weighted A, then the same of the text with its unsearched spans as spaces weighted B. Set by the mdchunks_content_chunks_columns trigger; GIN-indexed (migration 0018).';

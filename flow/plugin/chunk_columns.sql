@@ -1,11 +1,12 @@
 -- The trigger function of a chunk table (docs/plugin.md), created in the
--- table's schema unless it is there already (its owner may be another role):
--- it sets the search columns and embed_text (migration 0010), as the
--- migrations' mdchunks_chunk_columns does for content_chunks, with the
--- analysis of migration 0018 (each part parsed in the row's language,
--- through mdchunks_search_words: docs/search.md, "Languages"), whose two
--- functions it makes beside it the same way. A function of an mdchunks
--- before 0018 (no language) is replaced where this role owns it.
+-- table's schema unless it is there already (its owner may be another role),
+-- or replaced when it is one from before migration 0018 (it knows no
+-- language): it sets the search columns (migrations 0009 and 0013: a `<` or
+-- `</` is read as a space; 0017: the page title in the heading field, the
+-- unsearched spans out of the text; 0018: each part parsed in the row's
+-- language, through mdchunks_search_words: docs/search.md, "Languages") and
+-- embed_text (migration 0010), as the migrations' mdchunks_chunk_columns
+-- does. The two analysis functions it calls are made beside it, unless there.
 -- `chunk_table_sql` and `chunk_table_upgrade_sql` both begin with it.
 
 DO $do$
@@ -68,12 +69,10 @@ BEGIN
         END
         $$;
     END IF;
-    -- The chunk columns' trigger (migrations 0009, 0010 and 0018 say why and how).
-    IF to_regprocedure({chunk_columns_literal}) IS NULL OR EXISTS (
-        SELECT 1 FROM pg_catalog.pg_proc p
-        WHERE p.oid = to_regprocedure({chunk_columns_literal})
-          AND pg_catalog.strpos(p.prosrc, 'search_words') = 0
-          AND pg_catalog.pg_has_role(p.proowner, 'USAGE')
+    -- The chunk columns' trigger (migrations 0009, 0010, 0017 and 0018 say why and how).
+    IF to_regprocedure({chunk_columns_literal}) IS NULL OR NOT EXISTS (
+        SELECT 1 FROM pg_catalog.pg_proc
+        WHERE oid = to_regprocedure({chunk_columns_literal}) AND prosrc LIKE '%search_words%'
     ) THEN
         CREATE OR REPLACE FUNCTION {chunk_columns}() RETURNS trigger
             LANGUAGE plpgsql
@@ -82,24 +81,49 @@ BEGIN
             config regconfig;
             heading tsvector;
             body tsvector;
+            row_json jsonb;
+            old_json jsonb;
+            title text;
+            unsearched integer[];
+            searched text;
+            headings text;
         BEGIN
             NEW.embed_text := CASE WHEN coalesce(NEW.table_header, '') = '' THEN NEW.text
                                    ELSE NEW.table_header OPERATOR(pg_catalog.||) E'\n' OPERATOR(pg_catalog.||) NEW.text END;
             IF coalesce(NEW.breadcrumb, '') <> '' THEN
                 NEW.embed_text := NEW.breadcrumb OPERATOR(pg_catalog.||) E'\n\n' OPERATOR(pg_catalog.||) NEW.embed_text;
             END IF;
+            row_json := pg_catalog.to_jsonb(NEW);
+            title := row_json OPERATOR(pg_catalog.->>) 'title';
+            unsearched := ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
+                coalesce(row_json OPERATOR(pg_catalog.->) 'unsearched', '[]'))::integer);
             IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
-               AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path
-               AND NEW.language IS NOT DISTINCT FROM OLD.language THEN
-                NEW.search_vector := OLD.search_vector;
-                NEW.search_heading_length := OLD.search_heading_length;
-                NEW.search_text_length := OLD.search_text_length;
-                RETURN NEW;
+               AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path THEN
+                old_json := pg_catalog.to_jsonb(OLD);
+                IF row_json OPERATOR(pg_catalog.->) 'title' IS NOT DISTINCT FROM old_json OPERATOR(pg_catalog.->) 'title'
+                   AND row_json OPERATOR(pg_catalog.->) 'unsearched' IS NOT DISTINCT FROM old_json OPERATOR(pg_catalog.->) 'unsearched'
+                   AND row_json OPERATOR(pg_catalog.->) 'language' IS NOT DISTINCT FROM old_json OPERATOR(pg_catalog.->) 'language' THEN
+                    NEW.search_vector := OLD.search_vector;
+                    NEW.search_heading_length := OLD.search_heading_length;
+                    NEW.search_text_length := OLD.search_text_length;
+                    RETURN NEW;
+                END IF;
             END IF;
-            config := {search_config}(NEW.language);
-            heading := pg_catalog.to_tsvector(config, {search_words}(
-                pg_catalog.array_to_string(NEW.heading_path, ' ')));
-            body := pg_catalog.to_tsvector(config, {search_words}(NEW.text));
+            -- The heading field: the page title, unless the path starts with it, then the path.
+            headings := pg_catalog.array_to_string(NEW.heading_path, ' ');
+            IF coalesce(title, '') <> '' AND pg_catalog.lower(title) IS DISTINCT FROM pg_catalog.lower(NEW.heading_path[1]) THEN
+                headings := title OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) headings;
+            END IF;
+            -- The searchable text: front matter and MDX's ESM and comments, the
+            -- spans in unsearched (start/end pairs, code points into text), as spaces.
+            searched := NEW.text;
+            FOR i IN 1 .. coalesce(pg_catalog.array_length(unsearched, 1), 0) - 1 BY 2 LOOP
+                searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', unsearched[i + 1] - unsearched[i]),
+                                               unsearched[i] + 1, unsearched[i + 1] - unsearched[i]);
+            END LOOP;
+            config := {search_config}(row_json OPERATOR(pg_catalog.->>) 'language');
+            heading := pg_catalog.to_tsvector(config, {search_words}(headings));
+            body := pg_catalog.to_tsvector(config, {search_words}(searched));
             NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
             -- BM25's lengths: lexeme occurrences (positions) of each part.
             NEW.search_heading_length := (

@@ -242,7 +242,8 @@ def hits_sql(match: str, table: ChunkTable = MANAGED) -> str:
     return f"""
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
                {snippets.SNIPPET_SQL} AS snippet,
-               c.char_start, c.char_end, c.text, c.start_line, c.end_line, c.language
+               c.char_start, c.char_end, c.text, c.start_line, c.end_line, c.unsearched, c.title,
+               c.language
         FROM {table.identifier} c
         CROSS JOIN LATERAL (SELECT {TSQUERIES[match]} AS query) q
         WHERE c.id = ANY(%(ids)s::uuid[])

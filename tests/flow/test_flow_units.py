@@ -29,13 +29,15 @@ def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
     # The same fields give the same fingerprint in every version of the code.
     # (It was c4894de01bbe before rows had breadcrumb and embed_text: the
     # breadcrumb budget joined every recipe then, so every source backfills once;
-    # ab943ee83edb before the language rules joined it, issue 38.)
-    assert Recipe(heading_index_version="1").fingerprint() == "efa45e4b77c5"
+    # ab943ee83edb before the page title: the title rule joined every recipe;
+    # 011e863c6c1f before the language rules joined it, issue 38.)
+    assert Recipe(heading_index_version="1").fingerprint() == "def92b6aa03a"
     variants = [
         Recipe(chunk_size=2001),
         Recipe(min_chunk_size=999),
         Recipe(chunk_overlap=201),
         Recipe(headings=False),
+        Recipe(titles=False),
         Recipe(heading_index_version="1"),
         Recipe(language_rules_version="0"),
         Recipe(languages=((".md", "markdown"),)),
