@@ -129,18 +129,49 @@ CREATE OR REPLACE FUNCTION mdchunks_query_terms(query_text text, searched text[]
     GROUP BY parsed.word
     $$;
 
--- The chunk columns of content_chunks (migration 0017's function: the page
--- title in the heading field, the unsearched spans out of the text), each
--- part parsed in the row's language through mdchunks_search_words.
+-- A row's search columns from what it holds (both triggers below, one
+-- place): the heading field is the page title, unless the heading path
+-- starts with it, then the path (migration 0017); the text field is the
+-- text with its unsearched spans (start/end pairs, code points into text:
+-- front matter, MDX's ESM and comments) as spaces; each parsed in the
+-- language's configuration through mdchunks_search_words; BM25's lengths
+-- are each part's lexeme occurrences (positions).
+CREATE OR REPLACE FUNCTION mdchunks_search_columns(
+    body_text text, heading_path text[], title text, unsearched integer[], language text,
+    OUT search_vector tsvector, OUT search_heading_length integer, OUT search_text_length integer)
+    LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+    AS $$
+DECLARE
+    config regconfig := mdchunks_search_config(language);
+    heading tsvector;
+    body tsvector;
+    searched text := body_text;
+    headings text := pg_catalog.array_to_string(heading_path, ' ');
+BEGIN
+    IF coalesce(title, '') <> '' AND pg_catalog.lower(title) IS DISTINCT FROM pg_catalog.lower(heading_path[1]) THEN
+        headings := title OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) headings;
+    END IF;
+    FOR i IN 1 .. coalesce(pg_catalog.array_length(unsearched, 1), 0) - 1 BY 2 LOOP
+        searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', unsearched[i + 1] - unsearched[i]),
+                                       unsearched[i] + 1, unsearched[i + 1] - unsearched[i]);
+    END LOOP;
+    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(headings));
+    body := pg_catalog.to_tsvector(config, mdchunks_search_words(searched));
+    search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
+    search_heading_length := (
+        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+        FROM pg_catalog.unnest(heading) AS u);
+    search_text_length := (
+        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+        FROM pg_catalog.unnest(body) AS u);
+END
+$$;
+
+-- The chunk columns of content_chunks (migration 0017's function), through
+-- mdchunks_search_columns: the same, each part parsed in the row's language.
 CREATE OR REPLACE FUNCTION mdchunks_content_chunks_columns() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
-DECLARE
-    config regconfig;
-    heading tsvector;
-    body tsvector;
-    searched text;
-    headings text;
 BEGIN
     IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
        AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path
@@ -152,29 +183,9 @@ BEGIN
         NEW.search_text_length := OLD.search_text_length;
         RETURN NEW;
     END IF;
-    -- The heading field: the page title, unless the path starts with it, then the path.
-    headings := pg_catalog.array_to_string(NEW.heading_path, ' ');
-    IF coalesce(NEW.title, '') <> '' AND pg_catalog.lower(NEW.title) IS DISTINCT FROM pg_catalog.lower(NEW.heading_path[1]) THEN
-        headings := NEW.title OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) headings;
-    END IF;
-    -- The searchable text: front matter and MDX's ESM and comments, the
-    -- spans in unsearched (start/end pairs, code points into text), as spaces.
-    searched := NEW.text;
-    FOR i IN 1 .. coalesce(pg_catalog.array_length(NEW.unsearched, 1), 0) - 1 BY 2 LOOP
-        searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', NEW.unsearched[i + 1] - NEW.unsearched[i]),
-                                       NEW.unsearched[i] + 1, NEW.unsearched[i + 1] - NEW.unsearched[i]);
-    END LOOP;
-    config := mdchunks_search_config(NEW.language);
-    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(headings));
-    body := pg_catalog.to_tsvector(config, mdchunks_search_words(searched));
-    NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
-    -- BM25's lengths: lexeme occurrences (positions) of each part.
-    NEW.search_heading_length := (
-        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
-        FROM pg_catalog.unnest(heading) AS u);
-    NEW.search_text_length := (
-        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
-        FROM pg_catalog.unnest(body) AS u);
+    SELECT c.search_vector, c.search_heading_length, c.search_text_length
+    INTO NEW.search_vector, NEW.search_heading_length, NEW.search_text_length
+    FROM mdchunks_search_columns(NEW.text, NEW.heading_path, NEW.title, NEW.unsearched, NEW.language) AS c;
     RETURN NEW;
 END
 $$;
@@ -187,15 +198,8 @@ CREATE OR REPLACE FUNCTION mdchunks_chunk_columns() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 DECLARE
-    config regconfig;
-    heading tsvector;
-    body tsvector;
     row_json jsonb;
     old_json jsonb;
-    title text;
-    unsearched integer[];
-    searched text;
-    headings text;
 BEGIN
     NEW.embed_text := CASE WHEN coalesce(NEW.table_header, '') = '' THEN NEW.text
                            ELSE NEW.table_header OPERATOR(pg_catalog.||) E'\n' OPERATOR(pg_catalog.||) NEW.text END;
@@ -203,9 +207,6 @@ BEGIN
         NEW.embed_text := NEW.breadcrumb OPERATOR(pg_catalog.||) E'\n\n' OPERATOR(pg_catalog.||) NEW.embed_text;
     END IF;
     row_json := pg_catalog.to_jsonb(NEW);
-    title := row_json OPERATOR(pg_catalog.->>) 'title';
-    unsearched := ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
-        coalesce(row_json OPERATOR(pg_catalog.->) 'unsearched', '[]'))::integer);
     IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
        AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path THEN
         old_json := pg_catalog.to_jsonb(OLD);
@@ -218,29 +219,13 @@ BEGIN
             RETURN NEW;
         END IF;
     END IF;
-    -- The heading field: the page title, unless the path starts with it, then the path.
-    headings := pg_catalog.array_to_string(NEW.heading_path, ' ');
-    IF coalesce(title, '') <> '' AND pg_catalog.lower(title) IS DISTINCT FROM pg_catalog.lower(NEW.heading_path[1]) THEN
-        headings := title OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) headings;
-    END IF;
-    -- The searchable text: front matter and MDX's ESM and comments, the
-    -- spans in unsearched (start/end pairs, code points into text), as spaces.
-    searched := NEW.text;
-    FOR i IN 1 .. coalesce(pg_catalog.array_length(unsearched, 1), 0) - 1 BY 2 LOOP
-        searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', unsearched[i + 1] - unsearched[i]),
-                                       unsearched[i] + 1, unsearched[i + 1] - unsearched[i]);
-    END LOOP;
-    config := mdchunks_search_config(row_json OPERATOR(pg_catalog.->>) 'language');
-    heading := pg_catalog.to_tsvector(config, mdchunks_search_words(headings));
-    body := pg_catalog.to_tsvector(config, mdchunks_search_words(searched));
-    NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
-    -- BM25's lengths: lexeme occurrences (positions) of each part.
-    NEW.search_heading_length := (
-        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
-        FROM pg_catalog.unnest(heading) AS u);
-    NEW.search_text_length := (
-        SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
-        FROM pg_catalog.unnest(body) AS u);
+    SELECT c.search_vector, c.search_heading_length, c.search_text_length
+    INTO NEW.search_vector, NEW.search_heading_length, NEW.search_text_length
+    FROM mdchunks_search_columns(
+        NEW.text, NEW.heading_path, row_json OPERATOR(pg_catalog.->>) 'title',
+        ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
+            coalesce(row_json OPERATOR(pg_catalog.->) 'unsearched', '[]'))::integer),
+        row_json OPERATOR(pg_catalog.->>) 'language') AS c;
     RETURN NEW;
 END
 $$;
@@ -271,6 +256,8 @@ COMMENT ON FUNCTION mdchunks_search_words(text) IS
     'mdchunks: what every parse for search reads, documents and queries alike: < and </ read as spaces, runs of CJK, kana, Hangul and Thai characters cut into overlapping character bigrams (migration 0018).';
 COMMENT ON FUNCTION mdchunks_query_terms(text, text[]) IS
     'mdchunks: a query''s BM25 terms over chunks of the given languages: its lexemes in each language''s parse, with occurrences and the languages that gave them; a stop word of one parse is dropped from all (migration 0018).';
+COMMENT ON FUNCTION mdchunks_search_columns(text, text[], text, integer[], text) IS
+    'mdchunks: a chunk row''s search vector and BM25 lengths from its text, heading path, title, unsearched spans and language (migration 0018); both chunk triggers call it.';
 COMMENT ON FUNCTION mdchunks_content_chunks_columns() IS
     'mdchunks: sets search_vector, search_heading_length and search_text_length of a content_chunks row from one parse of the title and heading path and one of the text less its unsearched spans, in the row''s language, through mdchunks_search_words (BEFORE INSERT OR UPDATE trigger; migration 0018).';
 COMMENT ON COLUMN content_chunks.search_vector IS

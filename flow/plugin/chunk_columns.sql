@@ -6,7 +6,8 @@
 -- unsearched spans out of the text; 0018: each part parsed in the row's
 -- language, through mdchunks_search_words: docs/search.md, "Languages") and
 -- embed_text (migration 0010), as the migrations' mdchunks_chunk_columns
--- does. The two analysis functions it calls are made beside it, unless there.
+-- does. The three functions it calls are made beside it, unless there; a
+-- test keeps all four equal to migration 0018's.
 -- `chunk_table_sql` and `chunk_table_upgrade_sql` both begin with it.
 
 DO $do$
@@ -69,24 +70,50 @@ BEGIN
         END
         $$;
     END IF;
+    -- A row's search columns (migration 0018).
+    IF to_regprocedure({search_columns_literal}) IS NULL THEN
+        CREATE FUNCTION {search_columns}(
+            body_text text, heading_path text[], title text, unsearched integer[], language text,
+            OUT search_vector tsvector, OUT search_heading_length integer, OUT search_text_length integer)
+            LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+            AS $$
+        DECLARE
+            config regconfig := {search_config}(language);
+            heading tsvector;
+            body tsvector;
+            searched text := body_text;
+            headings text := pg_catalog.array_to_string(heading_path, ' ');
+        BEGIN
+            IF coalesce(title, '') <> '' AND pg_catalog.lower(title) IS DISTINCT FROM pg_catalog.lower(heading_path[1]) THEN
+                headings := title OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) headings;
+            END IF;
+            FOR i IN 1 .. coalesce(pg_catalog.array_length(unsearched, 1), 0) - 1 BY 2 LOOP
+                searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', unsearched[i + 1] - unsearched[i]),
+                                               unsearched[i] + 1, unsearched[i + 1] - unsearched[i]);
+            END LOOP;
+            heading := pg_catalog.to_tsvector(config, {search_words}(headings));
+            body := pg_catalog.to_tsvector(config, {search_words}(searched));
+            search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
+            search_heading_length := (
+                SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+                FROM pg_catalog.unnest(heading) AS u);
+            search_text_length := (
+                SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
+                FROM pg_catalog.unnest(body) AS u);
+        END
+        $$;
+    END IF;
     -- The chunk columns' trigger (migrations 0009, 0010, 0017 and 0018 say why and how).
     IF to_regprocedure({chunk_columns_literal}) IS NULL OR NOT EXISTS (
         SELECT 1 FROM pg_catalog.pg_proc
-        WHERE oid = to_regprocedure({chunk_columns_literal}) AND prosrc LIKE '%search_words%'
+        WHERE oid = to_regprocedure({chunk_columns_literal}) AND prosrc LIKE '%search_columns%'
     ) THEN
         CREATE OR REPLACE FUNCTION {chunk_columns}() RETURNS trigger
             LANGUAGE plpgsql
             AS $$
         DECLARE
-            config regconfig;
-            heading tsvector;
-            body tsvector;
             row_json jsonb;
             old_json jsonb;
-            title text;
-            unsearched integer[];
-            searched text;
-            headings text;
         BEGIN
             NEW.embed_text := CASE WHEN coalesce(NEW.table_header, '') = '' THEN NEW.text
                                    ELSE NEW.table_header OPERATOR(pg_catalog.||) E'\n' OPERATOR(pg_catalog.||) NEW.text END;
@@ -94,9 +121,6 @@ BEGIN
                 NEW.embed_text := NEW.breadcrumb OPERATOR(pg_catalog.||) E'\n\n' OPERATOR(pg_catalog.||) NEW.embed_text;
             END IF;
             row_json := pg_catalog.to_jsonb(NEW);
-            title := row_json OPERATOR(pg_catalog.->>) 'title';
-            unsearched := ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
-                coalesce(row_json OPERATOR(pg_catalog.->) 'unsearched', '[]'))::integer);
             IF TG_OP = 'UPDATE' AND NEW.text IS NOT DISTINCT FROM OLD.text
                AND NEW.heading_path IS NOT DISTINCT FROM OLD.heading_path THEN
                 old_json := pg_catalog.to_jsonb(OLD);
@@ -109,29 +133,13 @@ BEGIN
                     RETURN NEW;
                 END IF;
             END IF;
-            -- The heading field: the page title, unless the path starts with it, then the path.
-            headings := pg_catalog.array_to_string(NEW.heading_path, ' ');
-            IF coalesce(title, '') <> '' AND pg_catalog.lower(title) IS DISTINCT FROM pg_catalog.lower(NEW.heading_path[1]) THEN
-                headings := title OPERATOR(pg_catalog.||) ' ' OPERATOR(pg_catalog.||) headings;
-            END IF;
-            -- The searchable text: front matter and MDX's ESM and comments, the
-            -- spans in unsearched (start/end pairs, code points into text), as spaces.
-            searched := NEW.text;
-            FOR i IN 1 .. coalesce(pg_catalog.array_length(unsearched, 1), 0) - 1 BY 2 LOOP
-                searched := pg_catalog.overlay(searched, pg_catalog.repeat(' ', unsearched[i + 1] - unsearched[i]),
-                                               unsearched[i] + 1, unsearched[i + 1] - unsearched[i]);
-            END LOOP;
-            config := {search_config}(row_json OPERATOR(pg_catalog.->>) 'language');
-            heading := pg_catalog.to_tsvector(config, {search_words}(headings));
-            body := pg_catalog.to_tsvector(config, {search_words}(searched));
-            NEW.search_vector := pg_catalog.setweight(heading, 'A') OPERATOR(pg_catalog.||) pg_catalog.setweight(body, 'B');
-            -- BM25's lengths: lexeme occurrences (positions) of each part.
-            NEW.search_heading_length := (
-                SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
-                FROM pg_catalog.unnest(heading) AS u);
-            NEW.search_text_length := (
-                SELECT coalesce(pg_catalog.sum(coalesce(pg_catalog.cardinality(u.positions), 1)), 0)
-                FROM pg_catalog.unnest(body) AS u);
+            SELECT c.search_vector, c.search_heading_length, c.search_text_length
+            INTO NEW.search_vector, NEW.search_heading_length, NEW.search_text_length
+            FROM {search_columns}(
+                NEW.text, NEW.heading_path, row_json OPERATOR(pg_catalog.->>) 'title',
+                ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
+                    coalesce(row_json OPERATOR(pg_catalog.->) 'unsearched', '[]'))::integer),
+                row_json OPERATOR(pg_catalog.->>) 'language') AS c;
             RETURN NEW;
         END
         $$;

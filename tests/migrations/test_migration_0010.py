@@ -139,6 +139,6 @@ def test_mounting_content_chunks_before_0010_asks_for_the_migrations(database_ur
         asyncio.run(check())
     assert str(refused.value) == (
         'table "content_chunks" lacks the column(s) table_header, section_ids, title, '
-        "unsearched that its rows write: "
+        "unsearched, language that its rows write: "
         "the database is not migrated yet (run `mdchunks migrate`)"
     )
