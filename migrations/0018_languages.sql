@@ -136,7 +136,7 @@ CREATE OR REPLACE FUNCTION mdchunks_query_terms(query_text text, searched text[]
 -- front matter, MDX's ESM and comments) as spaces; each parsed in the
 -- language's configuration through mdchunks_search_words; BM25's lengths
 -- are each part's lexeme occurrences (positions).
-CREATE OR REPLACE FUNCTION mdchunks_search_columns(
+CREATE OR REPLACE FUNCTION mdchunks_search_fields(
     body_text text, heading_path text[], title text, unsearched integer[], language text,
     OUT search_vector tsvector, OUT search_heading_length integer, OUT search_text_length integer)
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -168,7 +168,7 @@ END
 $$;
 
 -- The chunk columns of content_chunks (migration 0017's function), through
--- mdchunks_search_columns: the same, each part parsed in the row's language.
+-- mdchunks_search_fields: the same, each part parsed in the row's language.
 CREATE OR REPLACE FUNCTION mdchunks_content_chunks_columns() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -185,7 +185,7 @@ BEGIN
     END IF;
     SELECT c.search_vector, c.search_heading_length, c.search_text_length
     INTO NEW.search_vector, NEW.search_heading_length, NEW.search_text_length
-    FROM mdchunks_search_columns(NEW.text, NEW.heading_path, NEW.title, NEW.unsearched, NEW.language) AS c;
+    FROM mdchunks_search_fields(NEW.text, NEW.heading_path, NEW.title, NEW.unsearched, NEW.language) AS c;
     RETURN NEW;
 END
 $$;
@@ -221,7 +221,7 @@ BEGIN
     END IF;
     SELECT c.search_vector, c.search_heading_length, c.search_text_length
     INTO NEW.search_vector, NEW.search_heading_length, NEW.search_text_length
-    FROM mdchunks_search_columns(
+    FROM mdchunks_search_fields(
         NEW.text, NEW.heading_path, row_json OPERATOR(pg_catalog.->>) 'title',
         ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
             coalesce(row_json OPERATOR(pg_catalog.->) 'unsearched', '[]'))::integer),
@@ -256,7 +256,7 @@ COMMENT ON FUNCTION mdchunks_search_words(text) IS
     'mdchunks: what every parse for search reads, documents and queries alike: < and </ read as spaces, runs of CJK, kana, Hangul and Thai characters cut into overlapping character bigrams (migration 0018).';
 COMMENT ON FUNCTION mdchunks_query_terms(text, text[]) IS
     'mdchunks: a query''s BM25 terms over chunks of the given languages: its lexemes in each language''s parse, with occurrences and the languages that gave them; a stop word of one parse is dropped from all (migration 0018).';
-COMMENT ON FUNCTION mdchunks_search_columns(text, text[], text, integer[], text) IS
+COMMENT ON FUNCTION mdchunks_search_fields(text, text[], text, integer[], text) IS
     'mdchunks: a chunk row''s search vector and BM25 lengths from its text, heading path, title, unsearched spans and language (migration 0018); both chunk triggers call it.';
 COMMENT ON FUNCTION mdchunks_content_chunks_columns() IS
     'mdchunks: sets search_vector, search_heading_length and search_text_length of a content_chunks row from one parse of the title and heading path and one of the text less its unsearched spans, in the row''s language, through mdchunks_search_words (BEFORE INSERT OR UPDATE trigger; migration 0018).';

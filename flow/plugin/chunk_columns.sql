@@ -71,8 +71,8 @@ BEGIN
         $$;
     END IF;
     -- A row's search columns (migration 0018).
-    IF to_regprocedure({search_columns_literal}) IS NULL THEN
-        CREATE FUNCTION {search_columns}(
+    IF to_regprocedure({search_fields_literal}) IS NULL THEN
+        CREATE FUNCTION {search_fields}(
             body_text text, heading_path text[], title text, unsearched integer[], language text,
             OUT search_vector tsvector, OUT search_heading_length integer, OUT search_text_length integer)
             LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
@@ -106,7 +106,7 @@ BEGIN
     -- The chunk columns' trigger (migrations 0009, 0010, 0017 and 0018 say why and how).
     IF to_regprocedure({chunk_columns_literal}) IS NULL OR NOT EXISTS (
         SELECT 1 FROM pg_catalog.pg_proc
-        WHERE oid = to_regprocedure({chunk_columns_literal}) AND prosrc LIKE '%search_columns%'
+        WHERE oid = to_regprocedure({chunk_columns_literal}) AND prosrc LIKE '%search_fields%'
     ) THEN
         CREATE OR REPLACE FUNCTION {chunk_columns}() RETURNS trigger
             LANGUAGE plpgsql
@@ -135,7 +135,7 @@ BEGIN
             END IF;
             SELECT c.search_vector, c.search_heading_length, c.search_text_length
             INTO NEW.search_vector, NEW.search_heading_length, NEW.search_text_length
-            FROM {search_columns}(
+            FROM {search_fields}(
                 NEW.text, NEW.heading_path, row_json OPERATOR(pg_catalog.->>) 'title',
                 ARRAY(SELECT pg_catalog.jsonb_array_elements_text(
                     coalesce(row_json OPERATOR(pg_catalog.->) 'unsearched', '[]'))::integer),

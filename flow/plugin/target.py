@@ -248,7 +248,7 @@ def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) 
     chunk_columns = f"{schema}mdchunks_chunk_columns"
     search_config = f"{schema}mdchunks_search_config"
     search_words = f"{schema}mdchunks_search_words"
-    search_columns = f"{schema}mdchunks_search_columns"
+    search_fields = f"{schema}mdchunks_search_fields"
 
     def literal(signature: str) -> str:
         return "'" + signature.replace("'", "''") + "'"
@@ -264,6 +264,6 @@ def _table_sql(template_name: str, table_name: str, pg_schema_name: str | None) 
         search_config_literal=literal(f"{search_config}(text)"),
         search_words=search_words,
         search_words_literal=literal(f"{search_words}(text)"),
-        search_columns=search_columns,
-        search_columns_literal=literal(f"{search_columns}(text, text[], text, integer[], text)"),
+        search_fields=search_fields,
+        search_fields_literal=literal(f"{search_fields}(text, text[], text, integer[], text)"),
     )

@@ -284,7 +284,7 @@ def test_a_hosts_search_trigger_in_its_own_schema_is_the_migrations(
     assert row == ("'graze':2B 'zebra':1B", 2)
     # So are the two analysis functions it calls (migration 0018).
     with psycopg.connect(database_url) as conn:
-        for name in ("mdchunks_search_words", "mdchunks_search_config", "mdchunks_search_columns"):
+        for name in ("mdchunks_search_words", "mdchunks_search_config", "mdchunks_search_fields"):
             helpers = conn.execute(
                 "SELECT n.nspname, p.prosrc FROM pg_proc p "
                 "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = %s ORDER BY 1",
