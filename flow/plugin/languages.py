@@ -1,10 +1,12 @@
 """A document's language, for search (docs/search.md, "Languages").
 
 BM25 analyses each document with PostgreSQL's text search configuration for
-its language; the analysis itself is SQL, one function for documents and
-queries alike (migrations/0018_languages.sql: `mdchunks_search_config`
-maps a language to its configuration, `mdchunks_search_words` cuts text in
-scripts written without spaces into character bigrams). What is decided here,
+its language; the analysis itself is SQL, the same functions for documents
+and queries (migrations/0018_languages.sql: `mdchunks_search_config` maps a
+language to its configuration, `mdchunks_search_words` cuts text in scripts
+written without spaces into character bigrams, `mdchunks_search_fields`
+makes a row's search columns with them, `mdchunks_query_terms` a query's
+terms). What is decided here,
 in Python, is which language a document is written in, stored on its chunk
 rows (`language`):
 
