@@ -10,6 +10,7 @@ from pathlib import Path
 
 from conftest import Ingest, RunCli
 from flow_checks import fetch
+from mdchunks.importers import pdf
 from mdchunks.plugin.documents import read_document
 from mdchunks.plugin.recipe import Recipe
 
@@ -24,7 +25,7 @@ def _mixed(root: Path) -> Path:
     (root / "tender.html").write_bytes(documents.html_of(spec))
     (root / "tender.docx").write_bytes(documents.docx_of(spec))
     (root / "tender.pdf").write_bytes(documents.pdf_of(spec))
-    (root / "scan.pdf").write_bytes(documents.pdf_of(spec, outline=False))
+    (root / "scan.pdf").write_bytes(documents.pdf_of(spec, outline=False, styled=False))
     (root / "broken.docx").write_bytes(b"not a zip")
     (root / "index.rst").write_text("Title\n=====\n")
     (root / "api.rst").write_text("API\n===\n")
@@ -46,7 +47,7 @@ def test_a_mixed_folder_converts_counts_and_fails_alone(
     assert report.processed == 6
     assert report.skipped_suffixes == ((".rst", 2), (".png", 1))
     assert report.converted == (("pdf", 2), ("docx", 1), ("html", 1))
-    assert report.import_notes == (("pdf: no outline (bookmarks): text without headings", 1),)
+    assert report.import_notes == ((f"pdf: {pdf.NO_HEADINGS}", 1),)
 
     formats = {
         d["rel_path"]: d["source_format"]
