@@ -29,14 +29,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from mdchunks.importers import markdown as md
+from mdchunks.importers import omml
 from mdchunks.importers.base import ConversionFailed, Converted, Importer, library_missing
 
 if TYPE_CHECKING:
     from docx.document import Document
     from docx.styles.style import ParagraphStyle
-    from docx.text.paragraph import Paragraph
 
-VERSION = "1"
+VERSION = "2"
 
 MAX_MEMBERS = 10_000
 MAX_UNPACKED_BYTES = 256 * 1024 * 1024
@@ -82,53 +82,250 @@ def convert(data: bytes) -> Converted:
 
 
 def _convert(document: Document) -> Converted:
-    from docx.table import Table
+    body = _Body(_numbering_formats(document), _Styles(document), _notes(document))
+    body.walk(document.element.body, 0)
+    body.flush()
+    return Converted(md.document(body.blocks), body.headings)
 
-    numbering = _numbering_formats(document)
-    styles = _Styles(document)
-    blocks: list[str] = []
-    headings = 0
-    items: list[md.ListItem] = []
-    code: list[str] = []
 
-    def flush() -> None:
-        if items:
-            blocks.append(md.render_list(items))
-            items.clear()
-        if code:
-            blocks.append(md.fenced("\n".join(code)))
-            code.clear()
+@dataclass(frozen=True, slots=True)
+class _Inline:
+    """A paragraph's content: its text plain (headings, code, cells) and as
+    markdown (equations as code spans), what it holds besides (text boxes,
+    notes it refers to) and its display equations."""
 
-    for block in document.iter_inner_content():
-        if isinstance(block, Table):
-            flush()
-            blocks.append(md.pipe_table(_table_rows(block)))
-            continue
-        text = md.clean(block.text)
-        style = styles.of(block)
-        level = heading_level(block._p, style)
-        if level is not None:
-            flush()
+    plain: str
+    markdown: str
+    boxes: tuple[Any, ...]  # w:txbxContent elements, in order
+    notes: tuple[str, ...]  # note ids ("f3": footnote 3, "e1": endnote 1)
+    display: tuple[str, ...]  # LaTeX of its display equations (m:oMathPara)
+
+
+class _Body:
+    """Blocks of a body in document order: every child element the text is in,
+    content controls (`w:sdt`), tracked insertions, custom XML and text boxes
+    included, not only the paragraphs and tables python-docx lists."""
+
+    def __init__(
+        self, numbering: dict[tuple[str, int], str], styles: _Styles, notes: dict[str, str]
+    ) -> None:
+        self.numbering = numbering
+        self.styles = styles
+        self.notes = notes
+        self.blocks: list[str] = []
+        self.headings = 0
+        self.items: list[md.ListItem] = []
+        self.code: list[str] = []
+        self.pending_notes: list[str] = []
+
+    def flush(self) -> None:
+        if self.items:
+            self.blocks.append(md.render_list(self.items))
+            self.items.clear()
+        if self.code:
+            self.blocks.append(md.fenced("\n".join(self.code)))
+            self.code.clear()
+        self._notes()
+
+    def _notes(self) -> None:
+        """Notes after the block that refers to them: where a reader turns to
+        them, and in that block's section."""
+        for key in self.pending_notes:
+            text = self.notes.get(key, "")
             if md.one_line(text):
-                blocks.append(md.heading(level, text))
-                headings += 1
+                self.blocks.append(md.paragraph(f"[{key[1:]}] {text}"))
+        self.pending_notes.clear()
+
+    def walk(self, container: Any, depth: int) -> None:
+        if depth > _MAX_NESTING:
+            return  # a hostile file nests without end; lxml stops at 256 anyway
+        for child in container.iterchildren():
+            tag = child.tag if isinstance(child.tag, str) else ""
+            if tag == f"{_W}p":
+                self._paragraph(child, depth)
+            elif tag == f"{_W}tbl":
+                self.flush()
+                self.blocks.append(md.pipe_table(_table_rows(child, depth)))
+            elif tag == f"{omml.M}oMathPara":
+                self.flush()
+                self.blocks.extend(_math_block(m) for m in child.iter(f"{omml.M}oMath"))
+            elif tag == f"{_MC}AlternateContent":
+                chosen = _alternative(child)
+                if chosen is not None:
+                    self.walk(chosen, depth + 1)
+            elif tag in _WRAPPERS:
+                self.walk(child, depth + 1)
+
+    def _paragraph(self, p: Any, depth: int) -> None:
+        inline = _inline(p)
+        style = self.styles.of(p)
+        level = heading_level(p, style)
+        text = md.clean(inline.plain)
+        if level is not None and md.one_line(text):
+            self.flush()
+            self.blocks.append(md.heading(level, text))
+            self.headings += 1
+        elif level is not None:
+            pass  # an empty heading: dropped
+        elif style.code and not inline.display:
+            if self.items:
+                self.flush()
+            self.code.append(text)
+        elif (listed := _list_item(p, style, self.numbering)) is not None and md.one_line(text):
+            if self.code:
+                self.flush()
+            depth_in_list, ordered = listed
+            self.items.append(
+                md.ListItem(depth_in_list, ordered, " ".join(inline.markdown.split()))
+            )
+        else:
+            self.flush()
+            paragraph = md.inline_block(inline.markdown)
+            if paragraph:
+                self.blocks.append(paragraph)
+        if inline.display:
+            self.flush()
+            self.blocks.extend(inline.display)
+        self.pending_notes.extend(inline.notes)
+        if not self.items:
+            self._notes()
+        for box in inline.boxes:  # a text box's paragraphs after its anchor's
+            self.flush()
+            self.walk(box, depth + 1)
+
+
+# Elements whose children are body content: a content control, its content,
+# custom XML, tracked insertions and moves.
+_WRAPPERS = frozenset(
+    f"{_W}{name}" for name in ("sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag")
+)
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_MAX_NESTING = 64
+# Never the text: deleted runs, field instructions, properties.
+_SKIPPED = frozenset(
+    f"{_W}{name}"
+    for name in (
+        "del",
+        "delText",
+        "instrText",
+        "pPr",
+        "rPr",
+        "sdtPr",
+        "moveFrom",
+        "tblPr",
+        "trPr",
+        "tcPr",
+    )
+)
+
+
+def _alternative(element: Any) -> Any:
+    """Of an `mc:AlternateContent`, the part a reader shows: its first choice
+    (the fallback repeats it for older readers), else the fallback."""
+    for child in element.iterchildren():
+        if child.tag in (f"{_MC}Choice", f"{_MC}Fallback"):
+            return child
+    return None
+
+
+def _math_block(math: Any) -> str:
+    return md.fenced(omml.latex(math), "math")
+
+
+def _inline(p: Any) -> _Inline:
+    plain: list[str] = []
+    markdown: list[str] = []
+    boxes: list[Any] = []
+    notes: list[str] = []
+    display: list[str] = []
+
+    def text(value: str) -> None:
+        plain.append(value)
+        markdown.append(md.escape_inline(value))
+
+    def visit(element: Any, depth: int) -> None:
+        for child in element.iterchildren():
+            tag = child.tag if isinstance(child.tag, str) else ""
+            if tag == f"{_W}t":
+                text(child.text or "")
+            elif tag in (f"{_W}tab", f"{_W}ptab"):
+                text(" ")
+            elif tag in (f"{_W}br", f"{_W}cr"):
+                text("\n")
+            elif tag == f"{_W}noBreakHyphen":
+                text("-")
+            elif tag == f"{omml.M}oMath":
+                equation = omml.latex(child)
+                plain.append(f"${equation}$")
+                markdown.append(md.code_span(f"${equation}$"))
+            elif tag == f"{omml.M}oMathPara":
+                display.extend(_math_block(m) for m in child.iter(f"{omml.M}oMath"))
+            elif tag == f"{_W}txbxContent":
+                boxes.append(child)
+            elif tag in (f"{_W}footnoteReference", f"{_W}endnoteReference"):
+                key = ("f" if tag == f"{_W}footnoteReference" else "e") + (
+                    child.get(f"{_W}id") or ""
+                )
+                notes.append(key)
+                text(f"[{key[1:]}]")
+            elif tag == f"{_MC}AlternateContent":
+                chosen = _alternative(child)
+                if chosen is not None and depth < _MAX_NESTING:
+                    visit(chosen, depth + 1)
+            elif tag and tag not in _SKIPPED and depth < _MAX_NESTING:
+                visit(child, depth + 1)
+
+    visit(p, 0)
+    return _Inline("".join(plain), "".join(markdown), tuple(boxes), tuple(notes), tuple(display))
+
+
+def _plain(container: Any, depth: int) -> str:
+    """All the text of a cell (its paragraphs, nested tables, text boxes), as
+    one line's words."""
+    parts: list[str] = []
+    for child in container.iterchildren():
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag == f"{_W}p":
+            inline = _inline(child)
+            parts.append(inline.plain)
+            parts.extend(f"${omml.latex(m)}$" for m in child.iter(f"{omml.M}oMath") if _in_para(m))
+            parts.extend(_plain(box, depth + 1) for box in inline.boxes if depth < _MAX_NESTING)
+        elif tag == f"{_W}tbl" and depth < _MAX_NESTING:
+            parts.extend(" ".join(row) for row in _table_rows(child, depth + 1))
+        elif tag == f"{omml.M}oMathPara":
+            parts.extend(f"${omml.latex(m)}$" for m in child.iter(f"{omml.M}oMath"))
+        elif tag == f"{_MC}AlternateContent":
+            chosen = _alternative(child)
+            if chosen is not None and depth < _MAX_NESTING:
+                parts.append(_plain(chosen, depth + 1))
+        elif tag in _WRAPPERS and depth < _MAX_NESTING:
+            parts.append(_plain(child, depth + 1))
+    return md.one_line(" ".join(parts))
+
+
+def _in_para(math: Any) -> bool:
+    """An equation of a display block (`m:oMathPara`), which `_inline` sets apart."""
+    parent = math.getparent()
+    return parent is not None and parent.tag == f"{omml.M}oMathPara"
+
+
+def _notes(document: Document) -> dict[str, str]:
+    """Footnotes and endnotes by key ("f2", "e1"): their text, one line each."""
+    from docx.oxml import parse_xml
+
+    found: dict[str, str] = {}
+    for rel in document.part.rels.values():
+        kind = rel.reltype.rsplit("/", 1)[-1]
+        if kind not in ("footnotes", "endnotes") or rel.is_external:
             continue
-        if style.code:
-            if items:
-                flush()
-            code.append(text)
+        try:
+            root = parse_xml(rel.target_part.blob)
+        except Exception:  # a damaged notes part: the body is still read
             continue
-        listed = _list_item(block._p, style, numbering)
-        if listed is not None:
-            if code:
-                flush()
-            depth, ordered = listed
-            items.append(md.ListItem(depth, ordered, md.escape_inline(md.one_line(text))))
-            continue
-        flush()
-        blocks.append(md.paragraph(text))
-    flush()
-    return Converted(md.document(blocks), headings)
+        for note in root.iterchildren(f"{_W}{kind[:-1]}"):
+            key = kind[0] + (note.get(f"{_W}id") or "")
+            found[key] = _plain(note, 0)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +357,8 @@ class _Styles:
             if style.element.get(f"{_W}default") in ("1", "true"):
                 self._default = resolved
 
-    def of(self, paragraph: Paragraph) -> _Style:
-        ids = paragraph._p.xpath("./w:pPr/w:pStyle/@w:val")
+    def of(self, paragraph: Any) -> _Style:
+        ids = paragraph.xpath("./w:pPr/w:pStyle/@w:val")
         return self._by_id.get(str(ids[0]), self._default) if ids else self._default
 
 
@@ -264,17 +461,39 @@ def _numbering_formats(document: Document) -> dict[tuple[str, int], str]:
     return formats
 
 
-def _table_rows(table: Any) -> list[list[str]]:
+def _table_rows(table: Any, depth: int) -> list[list[str]]:
+    """A table's rows of cell texts, one per grid column: a merged cell's text
+    is in every grid cell it covers (across, and down a vertical merge), so
+    each row reads whole, as python-docx and docling give it."""
     rows: list[list[str]] = []
-    for row in table.rows:
+    above: dict[int, str] = {}  # grid column -> the text of the cell there in the row above
+    for row in _children(table, "tr"):
         cells: list[str] = []
-        previous = None
-        for cell in row.cells:
-            # A merged cell is handed out once per grid column it spans.
-            cells.append("" if cell._tc is previous else md.one_line(cell.text))
-            previous = cell._tc
+        for cell in _children(row, "tc"):
+            properties = cell.find(f"{_W}tcPr")
+            span = properties.find(f"{_W}gridSpan") if properties is not None else None
+            merge = properties.find(f"{_W}vMerge") if properties is not None else None
+            continued = merge is not None and (merge.get(f"{_W}val") or "continue") == "continue"
+            text = above.get(len(cells), "") if continued else _plain(cell, depth + 1)
+            count = span.get(f"{_W}val") if span is not None else "1"
+            columns = min(int(count), 64) if count and count.isdigit() and int(count) > 0 else 1
+            for _ in range(columns):
+                above[len(cells)] = text
+                cells.append(text)
         rows.append(cells)
     return rows
+
+
+def _children(element: Any, name: str) -> list[Any]:
+    """The rows of a table or the cells of a row, also those a content
+    control or custom XML wraps."""
+    found: list[Any] = []
+    for child in element.iterchildren():
+        if child.tag == f"{_W}{name}":
+            found.append(child)
+        elif child.tag in _WRAPPERS:
+            found.extend(_children(child, name))
+    return found
 
 
 IMPORTER = Importer(
