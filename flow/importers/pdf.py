@@ -95,8 +95,12 @@ def convert(data: bytes) -> Converted:
         if not entries or md.one_line(found.text).lower() != entries[0].title.lower()
     ]
     if entries:
-        page = entries[0].page or 0
-        placed.insert(0, _Placed(entries[0].title, page, 1, required=True))
+        page = min(entries[0].page or 0, max(len(shown) - 1, 0))
+        # Searched for only where the page shows it as a line of the body's
+        # size or larger outside the margins: a paper's title repeats in the
+        # small running header of every page, which is no place for its H1.
+        shows = bool(shown) and layout.shows_title(shown, page, entries[0].title)
+        placed.insert(0, _Placed(entries[0].title, page, 1, required=True, search=shows))
         placed.sort(key=lambda item: item.page)  # stable: the title first on its page
     blocks, headings = _place(pages, starts, placed)
     note = None if headings else NO_HEADINGS
@@ -225,6 +229,7 @@ class _Placed:
     page: int
     level: int
     required: bool  # a bookmark: placed where the search started when not found
+    search: bool = True  # False: a heading of its own, before the page's text
 
 
 def _place(pages: list[str], starts: list[int], items: list[_Placed]) -> tuple[list[str], int]:
@@ -236,10 +241,11 @@ def _place(pages: list[str], starts: list[int], items: list[_Placed]) -> tuple[l
     blocks: list[str] = []
     placed = 0
     for number, text in enumerate(pages):
-        cursor = starts[number] if by_page.get(number) else 0
+        waiting = by_page.get(number, [])
+        cursor = starts[number] if waiting and waiting[0].search else 0
         blocks.extend(md.paragraphs(text[:cursor]))
         for item in by_page.get(number, []):
-            found = _find_line(text, item.text, cursor)
+            found = _find_line(text, item.text, cursor) if item.search else None
             if found is None and not item.required:
                 continue
             start, end = found if found is not None else (cursor, cursor)

@@ -183,6 +183,21 @@ def is_running(line: Line, page: Page, keys: frozenset[str]) -> bool:
     return _in_band(line, page) and running_key(line.text) in keys
 
 
+def shows_title(pages: list[Page], number: int, title: str) -> bool:
+    """Whether a page shows a title as a line of its own: outside its top and
+    bottom bands, at the body's size or larger."""
+    body = body_size(pages)
+    page = pages[number]
+    wanted = "".join(title.split()).lower()
+    return any(
+        wanted
+        and wanted in "".join(line.text.split()).lower()
+        and not _in_band(line, page)
+        and line.size >= body * 0.95
+        for line in page.lines
+    )
+
+
 def headings(pages: list[Page]) -> list[Found]:
     """The headings the pages show, in reading order (module docstring)."""
     body = body_size(pages)
