@@ -41,6 +41,7 @@ from mdchunks.heading_index import build_index
 from mdchunks.importers.registry import IMPORTERS
 
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)  # docling's placeholders: image, missing-text
 _WORD = re.compile(r"[^\W_]+")
 SUFFIX = {"docx": ".docx", "html": ".html", "pdf": ".pdf"}
 
@@ -80,7 +81,7 @@ def _norm(text: str) -> str:
 
 
 def _words(markdown: str) -> Counter[str]:
-    text = _LINK_TARGET.sub("]", html.unescape(markdown)).replace("<!-- image -->", " ")
+    text = _LINK_TARGET.sub("]", html.unescape(_COMMENT.sub(" ", markdown)))
     return Counter(word.lower() for word in _WORD.findall(text))
 
 

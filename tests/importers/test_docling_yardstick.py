@@ -116,7 +116,8 @@ def test_nested_tables_and_cell_lines_are_kept_apart() -> None:
 def test_spanned_cells_fill_every_cell_they_cover() -> None:
     rows = html._table_rows(
         _soup(
-            '<table><tr><td rowspan="2">a</td><td colspan="2">b</td></tr><tr><td>c</td><td>d</td></tr></table>'
+            '<table><tr><td rowspan="2">a</td><td colspan="2">b</td></tr>'
+            "<tr><td>c</td><td>d</td></tr></table>"
         )
     )
     assert rows == [["a", "b", "b"], ["a", "c", "d"]]
