@@ -40,7 +40,10 @@ def _latex(element: Any, depth: int) -> str:
         return "".join(element.itertext())
     tag = element.tag if isinstance(element.tag, str) else ""
     name = tag[len(M) :] if tag.startswith(M) else ""
-    part = lambda child: _part(element, child, depth)  # noqa: E731
+
+    def part(child: str) -> str:
+        return _part(element, child, depth)
+
     if name == "t":
         return "".join(_ESCAPED.get(char, char) for char in element.text or "")
     if name == "f":

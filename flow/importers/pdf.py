@@ -95,12 +95,12 @@ def convert(data: bytes) -> Converted:
         if not entries or md.one_line(found.text).lower() != entries[0].title.lower()
     ]
     if entries:
-        page = min(entries[0].page or 0, max(len(shown) - 1, 0))
+        title_page = min(entries[0].page or 0, max(len(shown) - 1, 0))
         # Searched for only where the page shows it as a line of the body's
         # size or larger outside the margins: a paper's title repeats in the
         # small running header of every page, which is no place for its H1.
-        shows = bool(shown) and layout.shows_title(shown, page, entries[0].title)
-        placed.insert(0, _Placed(entries[0].title, page, 1, required=True, search=shows))
+        shows = bool(shown) and layout.shows_title(shown, title_page, entries[0].title)
+        placed.insert(0, _Placed(entries[0].title, title_page, 1, required=True, search=shows))
         placed.sort(key=lambda item: item.page)  # stable: the title first on its page
     blocks, headings = _place(pages, starts, placed)
     note = None if headings else NO_HEADINGS

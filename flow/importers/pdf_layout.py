@@ -32,6 +32,8 @@ _BAND = 0.12
 # More characters than this is a paragraph's line, not a heading.
 _MAX_HEADING_CHARS = 150
 _MAX_HEADING_WORDS = 20
+# Fewer characters of body text than this make a page a cover.
+_COVER_CHARS = 300
 # Larger than the body by this factor is a heading's size (a figure's labels
 # and a drop cap are often a little larger: 1.15).
 _LARGER = 1.18
@@ -207,8 +209,10 @@ def headings(pages: list[Page]) -> list[Found]:
     spacing = line_spacing(pages, body)
     # (page, text, size, bold) of each heading line, wrapped lines joined.
     found: list[tuple[int, str, float, bool]] = []
+    several = len(pages) > 1
     for number, page in enumerate(pages):
         lines = page.lines
+        on_page: list[tuple[int, str, float, bool]] = []
         index = 0
         while index < len(lines):
             line = lines[index]
@@ -231,9 +235,22 @@ def headings(pages: list[Page]) -> list[Found]:
                 below += 1
             text = " ".join(parts)
             if _heading_text(text) and _alone(lines, index, below, line, body):
-                found.append((number, text, line.size, line.bold))
+                on_page.append((number, text, line.size, line.bold))
             index = below
+        if several and _cover(page, body):
+            # A cover (front or back) or a full-page figure: set in display
+            # type all over; only its largest line, the title, is a heading.
+            largest = max((size for _, _, size, _ in on_page), default=0.0)
+            on_page = [item for item in on_page if item[2] == largest][:1]
+        found.extend(on_page)
     return _levels(found)
+
+
+def _cover(page: Page, body: float) -> bool:
+    """A page with next to no running text: fewer than `_COVER_CHARS`
+    characters in the body's size and not bold."""
+    chars = sum(line.chars for line in page.lines if line.size == body and not line.bold)
+    return chars < _COVER_CHARS
 
 
 def line_spacing(pages: list[Page], body: float) -> float:
@@ -266,6 +283,8 @@ def _heading_style(line: Line, body: float, spacing: float) -> bool:
 
 def _heading_text(text: str) -> bool:
     words = text.split()
+    if len(_LETTER.findall(text)) < 2:
+        return False  # a variable, a drop cap
     if len(text) > _MAX_HEADING_CHARS or len(words) > _MAX_HEADING_WORDS:
         return False
     # A sentence's end or a run-on (",", ";") is body text set in bold.
