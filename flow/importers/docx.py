@@ -107,9 +107,10 @@ class _Body:
     included, not only the paragraphs and tables python-docx lists."""
 
     def __init__(
-        self, numbering: dict[tuple[str, int], str], styles: _Styles, notes: dict[str, str]
+        self, numbering: dict[tuple[str, int], _Level], styles: _Styles, notes: dict[str, str]
     ) -> None:
         self.numbering = numbering
+        self.counters = _Counters(numbering)
         self.styles = styles
         self.notes = notes
         self.blocks: list[str] = []
@@ -161,9 +162,15 @@ class _Body:
         style = self.styles.of(p)
         level = heading_level(p, style)
         text = md.clean(inline.plain)
+        own_id, own_level = _numbering_of(p)
+        num_id = own_id if own_id is not None else style.num_id
+        label = ""
+        if num_id is not None and num_id != "0" and md.one_line(text):
+            label = self.counters.label(num_id, min(own_level or style.num_level or 0, 8))
         if level is not None and md.one_line(text):
             self.flush()
-            self.blocks.append(md.heading(level, text))
+            # The number Word shows before a numbered heading is part of it.
+            self.blocks.append(md.heading(level, f"{label} {text}" if label else text))
             self.headings += 1
         elif level is not None:
             pass  # an empty heading: dropped
@@ -406,7 +413,7 @@ def _outline_level(element: Any) -> int | None:
 
 
 def _list_item(
-    paragraph: Any, style: _Style, numbering: dict[tuple[str, int], str]
+    paragraph: Any, style: _Style, numbering: dict[tuple[str, int], _Level]
 ) -> tuple[int, bool] | None:
     """(depth, ordered) of a list paragraph, else None."""
     own_id, own_level = _numbering_of(paragraph)
@@ -418,7 +425,7 @@ def _list_item(
         return None
     if num_id is not None:
         fmt = numbering.get((num_id, depth))
-        ordered = fmt is not None and fmt not in ("bullet", "none")
+        ordered = fmt is not None and fmt.fmt not in ("bullet", "none")
     else:
         ordered = "number" in name
     if num_id is None or depth == 0:
@@ -436,29 +443,107 @@ def _numbering_of(element: Any) -> tuple[str | None, int | None]:
     return (str(ids[0]) if ids else None), level
 
 
-def _numbering_formats(document: Document) -> dict[tuple[str, int], str]:
-    """(numId, level) -> number format (`bullet`, `decimal`, ...)."""
+@dataclass(frozen=True, slots=True)
+class _Level:
+    """One level of a numbering definition."""
+
+    fmt: str  # `decimal`, `bullet`, `lowerLetter`, ...
+    text: str  # the label's pattern: "%1.%2."
+    start: int
+
+
+def _numbering_formats(document: Document) -> dict[tuple[str, int], _Level]:
+    """(numId, level) -> that level's format, label pattern and start."""
     try:
         numbering = document.part.numbering_part.element
     except (KeyError, NotImplementedError, AttributeError):
         return {}
-    abstract: dict[str, dict[int, str]] = {}
+    abstract: dict[str, dict[int, _Level]] = {}
     for node in numbering.iterchildren(f"{_W}abstractNum"):
-        levels: dict[int, str] = {}
+        levels: dict[int, _Level] = {}
         for lvl in node.iterchildren(f"{_W}lvl"):
-            fmt = lvl.find(f"{_W}numFmt")
             ilvl = lvl.get(f"{_W}ilvl") or "0"
-            if fmt is not None and ilvl.isdigit():
-                levels[int(ilvl)] = fmt.get(f"{_W}val") or ""
+            if not ilvl.isdigit():
+                continue
+            fmt, text, start = (lvl.find(f"{_W}{tag}") for tag in ("numFmt", "lvlText", "start"))
+            begin = start.get(f"{_W}val") if start is not None else "1"
+            levels[int(ilvl)] = _Level(
+                (fmt.get(f"{_W}val") or "") if fmt is not None else "",
+                (text.get(f"{_W}val") or "") if text is not None else "",
+                int(begin) if begin and begin.isdigit() else 1,
+            )
         abstract[node.get(f"{_W}abstractNumId") or ""] = levels
-    formats: dict[tuple[str, int], str] = {}
+    formats: dict[tuple[str, int], _Level] = {}
     for num in numbering.iterchildren(f"{_W}num"):
         ref = num.find(f"{_W}abstractNumId")
         if ref is None:
             continue
-        for ilvl, fmt in abstract.get(ref.get(f"{_W}val") or "", {}).items():
-            formats[(num.get(f"{_W}numId") or "", ilvl)] = fmt
+        for ilvl, level in abstract.get(ref.get(f"{_W}val") or "", {}).items():
+            formats[(num.get(f"{_W}numId") or "", ilvl)] = level
     return formats
+
+
+class _Counters:
+    """The numbers Word shows before numbered paragraphs: one counter per list
+    (numId) and level, a level's counting restarting under a new item above."""
+
+    def __init__(self, formats: dict[tuple[str, int], _Level]) -> None:
+        self._formats = formats
+        self._counts: dict[str, list[int | None]] = {}
+
+    def label(self, num_id: str, level: int) -> str:
+        """Counts this paragraph and returns its label ("2.1"), or ""."""
+        current = self._formats.get((num_id, level))
+        if current is None or current.fmt in ("bullet", "none", ""):
+            return ""
+        counts = self._counts.setdefault(num_id, [None] * 9)
+        previous = counts[level]
+        counts[level] = current.start if previous is None else previous + 1
+        for deeper in range(level + 1, 9):
+            counts[deeper] = None
+
+        def number(found: re.Match[str]) -> str:
+            at = int(found.group(1)) - 1
+            level_format = self._formats.get((num_id, at))
+            count = counts[at] if 0 <= at < 9 else None
+            if count is None:
+                count = level_format.start if level_format is not None else 1
+            return _formatted(count, level_format.fmt if level_format else "decimal")
+
+        return re.sub(r"%([1-9])", number, current.text).strip()
+
+
+def _formatted(count: int, fmt: str) -> str:
+    if fmt in ("lowerLetter", "upperLetter"):
+        letters = chr(ord("a") + (count - 1) % 26) * ((count - 1) // 26 + 1)
+        return letters.upper() if fmt == "upperLetter" else letters
+    if fmt in ("lowerRoman", "upperRoman"):
+        roman = _roman(count)
+        return roman.upper() if fmt == "upperRoman" else roman
+    return str(count)
+
+
+def _roman(count: int) -> str:
+    out = ""
+    for value, numeral in (
+        (1000, "m"),
+        (900, "cm"),
+        (500, "d"),
+        (400, "cd"),
+        (100, "c"),
+        (90, "xc"),
+        (50, "l"),
+        (40, "xl"),
+        (10, "x"),
+        (9, "ix"),
+        (5, "v"),
+        (4, "iv"),
+        (1, "i"),
+    ):
+        while count >= value:
+            out += numeral
+            count -= value
+    return out
 
 
 def _table_rows(table: Any, depth: int) -> list[list[str]]:
