@@ -218,3 +218,15 @@ def test_a_lone_surrogate_is_mended_at_conversion_and_said() -> None:
     assert "AA\ufffd A" in content.text
     content.text.encode("utf-8")  # every character UTF-8 holds
     assert content.note is not None and "lone surrogates" in content.note
+
+
+def test_a_numbered_heading_keeps_the_number_word_shows() -> None:
+    ours = _convert("unit_test_headers_numbered.docx")
+    assert [h.text for h in build_index(ours).headings][:6] == [
+        "Test Document",
+        "1. Section 1",
+        "1.1. Section 1.1",
+        "1.2. Section 1.2",
+        "1.2.1. Section 1.2.3",
+        "2. Section 2",
+    ]
