@@ -17,7 +17,11 @@ Lists (numbered or bulleted, by the numbering definitions, else by style
 name) keep their nesting; tables become pipe tables (the first row the
 header); paragraphs in a code style (`Code`, `HTML Preformatted`, `Source
 Code`, `Macro Text`, any style whose name holds "code") become fenced code.
-Headers, footers, footnotes and comments are not part of the text.
+The body is walked as XML: content controls, tracked insertions, text
+boxes (once: the AlternateContent choice, not its fallback), nested tables,
+equations (as LaTeX, `omml`) and footnotes and endnotes (after the paragraph
+that refers to them) are part of the text; headers, footers and comments
+are not. A numbered heading keeps the number Word shows before it.
 """
 
 from __future__ import annotations

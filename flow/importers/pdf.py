@@ -1,4 +1,5 @@
-"""PDF -> markdown: the text in reading order, headings from the outline.
+"""PDF -> markdown: the text in reading order, headings from the outline,
+else from what the pages show (docs/importers.md, "PDF headings from the page").
 
 Read by pypdf (pure Python, no network). The text is each page's text as
 pypdf extracts it (content order, which is reading order for the PDFs
@@ -12,8 +13,11 @@ on that page onwards, whitespace and case aside, at a line's start first;
 the matched title becomes the heading line. A title not found on its page
 is put at the place searched from (the page's start, or just after the
 previous heading there); an entry whose destination cannot be resolved is
-put after the heading before it. A PDF without an outline is text without
-headings, and its `note` says so (the ingest summary counts them).
+put after the heading before it. An outline of one entry (a paper's title)
+and no outline at all: the headings the pages show (`pdf_layout`, fed by
+the text visitor in the same pass), under that title; running headers and
+footers on every page are left out of the text. A PDF with no heading
+found either way is text, and its `note` says so (the summary counts them).
 Encrypted PDFs are read when the empty password opens them.
 """
 
