@@ -69,6 +69,51 @@ def check_package(data: bytes, max_unpacked_bytes: int = MAX_UNPACKED_BYTES) -> 
         )
 
 
+# Strict OOXML (ISO/IEC 29500 strict) names the same parts and elements in
+# other namespaces; python-docx knows the transitional ones only.
+_STRICT = b"http://purl.oclc.org/ooxml/"
+_STRICT_NAMESPACES = {
+    b"http://purl.oclc.org/ooxml/wordprocessingml/main": (
+        b"http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/relationships/extendedProperties": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/relationships": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/math": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/math"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/extendedProperties": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/extended-properties"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/": b"http://schemas.openxmlformats.org/officeDocument/2006/",
+    b"http://purl.oclc.org/ooxml/drawingml/": b"http://schemas.openxmlformats.org/drawingml/2006/",
+}
+
+
+def _transitional(data: bytes) -> bytes:
+    """A Strict OOXML package rewritten in the transitional namespaces (the
+    package is checked already: its members are bounded); others as they are."""
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        try:
+            rels = package.read("_rels/.rels")
+        except KeyError:
+            return data
+        if _STRICT not in rels:
+            return data
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten:
+            for member in package.infolist():
+                content = package.read(member)
+                if _STRICT in content and member.filename.endswith((".xml", ".rels")):
+                    for strict, transitional in _STRICT_NAMESPACES.items():
+                        content = content.replace(strict, transitional)
+                rewritten.writestr(member, content)
+    return out.getvalue()
+
+
 def convert(data: bytes) -> Converted:
     try:
         import docx
@@ -76,7 +121,7 @@ def convert(data: bytes) -> Converted:
         raise library_missing("docx") from None
     check_package(data)
     try:
-        document = docx.Document(io.BytesIO(data))
+        document = docx.Document(io.BytesIO(_transitional(data)))
         return _convert(document)
     except ConversionFailed:
         raise

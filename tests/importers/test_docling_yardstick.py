@@ -77,6 +77,7 @@ def test_bookmarks_still_win() -> None:
     "name",
     [
         "textbox.docx",
+        "Strict.docx",
         "table_with_equations.docx",
         "tablecell.docx",
         "equations.docx",
