@@ -132,6 +132,7 @@ def convert(data: bytes) -> Converted:
 
 def _convert(document: Document) -> Converted:
     body = _Body(_numbering_formats(document), _Styles(document), _notes(document))
+    body.part = document.part
     body.walk(document.element.body, 0)
     body.flush()
     return Converted(md.document(body.blocks), body.headings)
@@ -146,6 +147,7 @@ class _Inline:
     plain: str
     markdown: str
     boxes: tuple[Any, ...]  # w:txbxContent elements, in order
+    charts: tuple[str, ...]  # relationship ids of the charts drawn in it
     notes: tuple[str, ...]  # note ids ("f3": footnote 3, "e1": endnote 1)
     display: tuple[str, ...]  # LaTeX of its display equations (m:oMathPara)
 
@@ -167,6 +169,7 @@ class _Body:
         self.items: list[md.ListItem] = []
         self.code: list[str] = []
         self.pending_notes: list[str] = []
+        self.part: Any = None  # the document part: the charts' parts are its relations
 
     def flush(self) -> None:
         if self.items:
@@ -245,6 +248,9 @@ class _Body:
         self.pending_notes.extend(inline.notes)
         if not self.items:
             self._notes()
+        for chart in inline.charts:  # a chart's data as a table after its paragraph
+            self.flush()
+            self.blocks.extend(_chart(self.part, chart))
         for box in inline.boxes:  # a text box's paragraphs after its anchor's
             self.flush()
             self.walk(box, depth + 1)
@@ -292,6 +298,7 @@ def _inline(p: Any) -> _Inline:
     plain: list[str] = []
     markdown: list[str] = []
     boxes: list[Any] = []
+    charts: list[str] = []
     notes: list[str] = []
     display: list[str] = []
 
@@ -318,6 +325,8 @@ def _inline(p: Any) -> _Inline:
                 display.extend(_math_block(m) for m in child.iter(f"{omml.M}oMath"))
             elif tag == f"{_W}txbxContent":
                 boxes.append(child)
+            elif tag == f"{_C}chart":
+                charts.append(child.get(f"{_R}id") or "")
             elif tag in (f"{_W}footnoteReference", f"{_W}endnoteReference"):
                 key = ("f" if tag == f"{_W}footnoteReference" else "e") + (
                     child.get(f"{_W}id") or ""
@@ -332,7 +341,59 @@ def _inline(p: Any) -> _Inline:
                 visit(child, depth + 1)
 
     visit(p, 0)
-    return _Inline("".join(plain), "".join(markdown), tuple(boxes), tuple(notes), tuple(display))
+    return _Inline(
+        "".join(plain), "".join(markdown), tuple(boxes), tuple(charts), tuple(notes), tuple(display)
+    )
+
+
+def _number(text: str) -> str:
+    """A cached value as Word shows it: 4.4, not 4.4000000000000004."""
+    try:
+        return format(float(text), ".15g") if text.strip() else text
+    except ValueError:
+        return text
+
+
+_C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+
+
+def _chart(part: Any, rel_id: str) -> list[str]:
+    """A chart's title and its data as a pipe table: a row per category, a
+    column per series (the values Word keeps in the chart's cache)."""
+    from docx.oxml import parse_xml
+
+    try:
+        root = parse_xml(part.related_parts[rel_id].blob)
+    except Exception:  # no such part, or a damaged one: the chart is an image
+        return []
+    blocks: list[str] = []
+    title = root.find(f".//{_C}title")
+    if title is not None:
+        blocks.append(md.paragraph(" ".join(t.text or "" for t in title.iter(f"{_A}t"))))
+    series = root.findall(f".//{_C}ser")
+
+    def points(element: Any) -> dict[int, str]:
+        found: dict[int, str] = {}
+        for point in element.iter(f"{_C}pt") if element is not None else ():
+            index, value = point.get("idx") or "", point.find(f"{_C}v")
+            if index.isdigit() and value is not None:
+                found[int(index)] = _number(value.text or "")
+        return found
+
+    categories = points(series[0].find(f"{_C}cat")) if series else {}
+    columns = [points(ser.find(f"{_C}val")) for ser in series]
+    names = [" ".join(points(ser.find(f"{_C}tx")).values()) for ser in series]
+    if not columns:
+        return [block for block in blocks if block]
+    count = max([len(categories), *(len(column) for column in columns)])
+    rows = [["", *names]] + [
+        [categories.get(i, ""), *(column.get(i, "") for column in columns)]
+        for i in range(min(count, 10_000))
+    ]
+    blocks.append(md.pipe_table(rows))
+    return [block for block in blocks if block]
 
 
 def _plain(container: Any, depth: int) -> str:

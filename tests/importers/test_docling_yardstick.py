@@ -78,6 +78,7 @@ def test_bookmarks_still_win() -> None:
     [
         "textbox.docx",
         "Strict.docx",
+        "drawingml.docx",
         "table_with_equations.docx",
         "tablecell.docx",
         "equations.docx",
@@ -231,3 +232,12 @@ def test_a_numbered_heading_keeps_the_number_word_shows() -> None:
         "1.2.1. Section 1.2.3",
         "2. Section 2",
     ]
+
+
+def test_a_document_of_text_boxes_and_a_chart_keeps_their_words() -> None:
+    """drawingml.docx was stored empty: its words are in text boxes and a
+    chart's data."""
+    ours = _convert("drawingml.docx")
+    assert ours.startswith("Text 2\n\nText 1\n\n")
+    assert "| Category 2 | 2.5 | 4.4 | 2 |" in ours
+    assert "Fig – Torque v/s Speed characteristics" in ours
