@@ -2,20 +2,20 @@
 (docs/importers.md, "PDF headings from the page").
 
 Pure: the text pieces pypdf hands its visitor (text, position, font size,
-font name) in, lines and headings out. A line is the pieces on one baseline
-in content order. The body text is the font size most characters have. A
-line is a heading when it stands alone (it is its own block: no body text
-on its baseline, not a sentence running on), is short, and looks it:
-larger than the body, or bold all through (at least the body's size). A
-heading that wraps (the next line in the same style, just below) is one
-heading. Running headers and footers, lines in a page's top or bottom band
-whose text (digits aside) repeats on other pages, are never headings;
-those on every page are left out of the text too (`running`).
+font style) in, lines and headings out. A line is the pieces on one
+baseline in content order. The body text is the font size most characters
+have. A line is a heading when it is short, looks it (larger than the body;
+or at the body's size, set apart and bold, italic or numbered), stands
+alone, and introduces text (the line after it is body text below it, or a
+heading that is). A heading that wraps (the next line in the same style,
+just below) is one heading. Running headers and footers, lines in a page's
+top or bottom band whose text (digits aside) repeats on other pages, are
+never headings; those on every page are left out of the text too
+(`running`). A cover page gives its title alone.
 
-Levels: the heading styles (size, then bold) ranked from the largest; a
-numbered heading (`2.`, `2.3`, `A.`, `IV.`) takes its numbering's depth
-below the rank of the first numbered style, so `3.1` nests under `3.`
-whatever their fonts say.
+Levels: the heading sizes ranked from the largest; a numbered heading
+(`2.`, `2.3`, `A.`, `IV.`) takes its numbering's depth below the rank of
+the first numbered size, so `3.1` nests under `3.` whatever their fonts say.
 """
 
 from __future__ import annotations
@@ -212,7 +212,7 @@ def headings(pages: list[Page]) -> list[Found]:
     several = len(pages) > 1
     for number, page in enumerate(pages):
         lines = page.lines
-        on_page: list[tuple[int, str, float, bool]] = []
+        candidates: list[tuple[int, int, tuple[int, str, float, bool]]] = []
         index = 0
         while index < len(lines):
             line = lines[index]
@@ -235,8 +235,9 @@ def headings(pages: list[Page]) -> list[Found]:
                 below += 1
             text = " ".join(parts)
             if _heading_text(text) and _alone(lines, index, below, line, body):
-                on_page.append((number, text, line.size, line.bold))
+                candidates.append((index, below, (number, text, line.size, line.bold)))
             index = below
+        on_page = _introducing(candidates, lines, body, page, keys)
         if several and _cover(page, body):
             # A cover (front or back) or a full-page figure: set in display
             # type all over; only its largest line, the title, is a heading.
@@ -244,6 +245,36 @@ def headings(pages: list[Page]) -> list[Found]:
             on_page = [item for item in on_page if item[2] == largest][:1]
         found.extend(on_page)
     return _levels(found)
+
+
+def _introducing(
+    candidates: list[tuple[int, int, tuple[int, str, float, bool]]],
+    lines: tuple[Line, ...],
+    body: float,
+    page: Page,
+    keys: frozenset[str],
+) -> list[tuple[int, str, float, bool]]:
+    """The candidates that introduce text: the line after one is body text
+    (or code) below it, or a heading that does, or the page ends (a title over a
+    figure's labels, a cover's display lines introduce none)."""
+    valid: dict[int, bool] = {}
+    kept: list[tuple[int, str, float, bool]] = []
+    for start, end, item in reversed(candidates):
+        if end >= len(lines) or is_running(lines[end], page, keys):
+            ok = True
+        elif end in valid:
+            ok = valid[end]
+        else:
+            after = lines[end]
+            # Body text, or code (set smaller, often) below it.
+            size_ok = abs(after.size - body) <= 0.06 * body or (
+                after.mono and after.size <= body * 1.06
+            )
+            ok = size_ok and after.y < lines[end - 1].y
+        valid[start] = ok
+        if ok:
+            kept.append(item)
+    return kept[::-1]
 
 
 def _cover(page: Page, body: float) -> bool:
