@@ -15,6 +15,19 @@ from typing import Any
 M = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
 _ESCAPED = {"{": r"\{", "}": r"\}", "#": r"\#", "%": r"\%", "&": r"\&", "$": r"\$", "_": r"\_"}
 _NARY = {"∑": r"\sum", "∏": r"\prod", "∫": r"\int", "∬": r"\iint", "∭": r"\iiint", "∮": r"\oint"}
+# Structures whose LaTeX is a pattern of their parts' (the child elements named).
+_TEMPLATES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "f": (r"\frac{%s}{%s}", ("num", "den")),
+    "sSup": ("{%s}^{%s}", ("e", "sup")),
+    "sSub": ("{%s}_{%s}", ("e", "sub")),
+    "sSubSup": ("{%s}_{%s}^{%s}", ("e", "sub", "sup")),
+    "sPre": ("{}_{%s}^{%s}{%s}", ("sub", "sup", "e")),
+    "func": ("%s{%s}", ("fName", "e")),
+    "limLow": ("%s_{%s}", ("e", "lim")),
+    "limUpp": ("%s^{%s}", ("e", "lim")),
+    "acc": (r"\hat{%s}", ("e",)),
+    "bar": (r"\overline{%s}", ("e",)),
+}
 # Past this depth an equation is read as its characters alone (a hostile file
 # can nest without end).
 _MAX_DEPTH = 64
@@ -46,16 +59,9 @@ def _latex(element: Any, depth: int) -> str:
 
     if name == "t":
         return "".join(_ESCAPED.get(char, char) for char in element.text or "")
-    if name == "f":
-        return rf"\frac{{{part('num')}}}{{{part('den')}}}"
-    if name == "sSup":
-        return f"{{{part('e')}}}^{{{part('sup')}}}"
-    if name == "sSub":
-        return f"{{{part('e')}}}_{{{part('sub')}}}"
-    if name == "sSubSup":
-        return f"{{{part('e')}}}_{{{part('sub')}}}^{{{part('sup')}}}"
-    if name == "sPre":
-        return f"{{}}_{{{part('sub')}}}^{{{part('sup')}}}{{{part('e')}}}"
+    if name in _TEMPLATES:
+        pattern, parts = _TEMPLATES[name]
+        return pattern % tuple(part(child) for child in parts)
     if name == "rad":
         degree = part("deg")
         return rf"\sqrt[{degree}]{{{part('e')}}}" if degree else rf"\sqrt{{{part('e')}}}"
@@ -71,16 +77,6 @@ def _latex(element: Any, depth: int) -> str:
         closing = (_val(properties, "endChr") if properties is not None else None) or ")"
         inner = ", ".join(_latex(e, depth + 1) for e in element.findall(f"{M}e"))
         return rf"\left{_delimiter(opening)}{inner}\right{_delimiter(closing)}"
-    if name == "func":
-        return f"{part('fName')}{{{part('e')}}}"
-    if name == "limLow":
-        return f"{part('e')}_{{{part('lim')}}}"
-    if name == "limUpp":
-        return f"{part('e')}^{{{part('lim')}}}"
-    if name == "acc":
-        return rf"\hat{{{part('e')}}}"
-    if name == "bar":
-        return rf"\overline{{{part('e')}}}"
     if name == "m":
         rows = [
             " & ".join(_latex(e, depth + 1) for e in row.findall(f"{M}e"))
