@@ -213,6 +213,7 @@ def main() -> None:
             theirs = json.loads(done.stdout)
         ours_scores: list[Score] = []
         their_scores: list[Score] = []
+        without_outline: list[Score] = []  # the PDFs whose headings the pages must show
         print(f"\n## {fmt}\n\n{header}\n{rule}")
         for source, truth in pairs:
             data = source.read_bytes()
@@ -221,6 +222,8 @@ def main() -> None:
             name = source.name + (" (outline)" if fmt == "pdf" and _has_outline(data) else "")
             ours = score(text, gt, seconds)
             ours_scores.append(ours)
+            if fmt == "pdf" and "(outline)" not in name:
+                without_outline.append(ours)
             print(_row(name + (" **empty**" if not _words(text) else ""), ours))
             if str(source) in theirs:
                 their_text, their_seconds = theirs[str(source)]
@@ -228,6 +231,8 @@ def main() -> None:
                 their_scores.append(their)
                 print(_row(f"  markitdown: {source.name}", their))
         print(_row("**all (ours)**", _total(ours_scores)))
+        if without_outline:
+            print(_row("**without outline (ours)**", _total(without_outline)))
         if their_scores:
             total = _total(their_scores)
             print(_row("**all (markitdown)**", total))
