@@ -234,9 +234,12 @@ class _Body:
             if self.code:
                 self.flush()
             depth_in_list, ordered = listed
-            self.items.append(
-                md.ListItem(depth_in_list, ordered, " ".join(inline.markdown.split()))
-            )
+            item = " ".join(inline.markdown.split())
+            if _MULTILEVEL.search(label):
+                # "2.3.1." is no number a markdown list can show: kept as the
+                # item's first words, in a bulleted item.
+                ordered, item = False, f"{md.escape_inline(label)} {item}"
+            self.items.append(md.ListItem(depth_in_list, ordered, item))
         else:
             self.flush()
             paragraph = md.inline_block(inline.markdown)
@@ -255,6 +258,9 @@ class _Body:
             self.flush()
             self.walk(box, depth + 1)
 
+
+# A list label of several numbers (multi-level numbering: "1.2.", "2.3.1").
+_MULTILEVEL = re.compile(r"\d[.)-]\s*\d")
 
 # Elements whose children are body content: a content control, its content,
 # custom XML, tracked insertions and moves.
@@ -279,6 +285,20 @@ _SKIPPED = frozenset(
         "tcPr",
     )
 )
+
+
+_W14 = "{http://schemas.microsoft.com/office/word/2010/wordml}"
+
+
+def _checkbox(sdt: Any) -> str | None:
+    """A check box content control's state as text (`[x]`, `[ ]`), else None."""
+    properties = sdt.find(f"{_W}sdtPr")
+    box = properties.find(f"{_W14}checkbox") if properties is not None else None
+    if box is None:
+        return None
+    checked = box.find(f"{_W14}checked")
+    on = checked is not None and (checked.get(f"{_W14}val") or "1") in ("1", "true", "on")
+    return "[x]" if on else "[ ]"
 
 
 def _alternative(element: Any) -> Any:
@@ -325,6 +345,8 @@ def _inline(p: Any) -> _Inline:
                 display.extend(_math_block(m) for m in child.iter(f"{omml.M}oMath"))
             elif tag == f"{_W}txbxContent":
                 boxes.append(child)
+            elif tag == f"{_W}sdt" and (box := _checkbox(child)) is not None:
+                text(box)  # the state, not the glyph (☒) a font draws it with
             elif tag == f"{_C}chart":
                 charts.append(child.get(f"{_R}id") or "")
             elif tag in (f"{_W}footnoteReference", f"{_W}endnoteReference"):

@@ -79,6 +79,8 @@ def test_bookmarks_still_win() -> None:
         "textbox.docx",
         "Strict.docx",
         "drawingml.docx",
+        "docx_checkboxes.docx",
+        "unit_test_headers_numbered.docx",
         "table_with_equations.docx",
         "tablecell.docx",
         "equations.docx",
@@ -232,6 +234,8 @@ def test_a_numbered_heading_keeps_the_number_word_shows() -> None:
         "1.2.1. Section 1.2.3",
         "2. Section 2",
     ]
+    # A multi-level list label no markdown number can show is kept as text.
+    assert "- 2.3.8.1. First sub-item at this level" in ours
 
 
 def test_a_document_of_text_boxes_and_a_chart_keeps_their_words() -> None:
@@ -241,3 +245,9 @@ def test_a_document_of_text_boxes_and_a_chart_keeps_their_words() -> None:
     assert ours.startswith("Text 2\n\nText 1\n\n")
     assert "| Category 2 | 2.5 | 4.4 | 2 |" in ours
     assert "Fig – Torque v/s Speed characteristics" in ours
+
+
+def test_a_check_box_is_its_state_not_its_glyph() -> None:
+    ours = _convert("docx_checkboxes.docx")
+    assert "\\[x] Design" in ours and "\\[ ] Documentation" in ours
+    assert "☒" not in ours
