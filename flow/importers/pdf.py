@@ -259,6 +259,9 @@ def _place(pages: list[str], starts: list[int], items: list[_Placed]) -> tuple[l
             placed += 1
             cursor = end
         blocks.extend(md.paragraphs(text[cursor:]))
+    if not pages:  # no page to place a bookmark on: kept rather than lost
+        blocks.extend(md.heading(item.level, item.text) for item in items if item.required)
+        placed += sum(1 for item in items if item.required)
     return blocks, placed
 
 
