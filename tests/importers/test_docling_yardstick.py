@@ -251,3 +251,57 @@ def test_a_check_box_is_its_state_not_its_glyph() -> None:
     ours = _convert("docx_checkboxes.docx")
     assert "\\[x] Design" in ours and "\\[ ] Documentation" in ours
     assert "☒" not in ours
+
+
+def _with_footnote() -> bytes:
+    """A DOCX whose second paragraph refers to footnote 1 (python-docx writes
+    no notes: the part, its relationship and content type are added here)."""
+    import zipfile
+
+    import docx as python_docx
+
+    document = python_docx.Document()
+    document.add_heading("Terms", level=1)
+    document.add_paragraph("The price is fixed.")
+    document.add_heading("Delivery", level=1)
+    document.add_paragraph("Goods arrive in May.")
+    out = io.BytesIO()
+    document.save(out)
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    notes = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:footnotes {w}>'
+        '<w:footnote w:id="1"><w:p><w:r><w:t>Excluding VAT.</w:t></w:r></w:p></w:footnote>'
+        "</w:footnotes>"
+    )
+    kind = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/footnotes"
+    source = zipfile.ZipFile(io.BytesIO(out.getvalue()))
+    patched = io.BytesIO()
+    with zipfile.ZipFile(patched, "w") as target:
+        for member in source.infolist():
+            content = source.read(member)
+            if member.filename == "word/document.xml":
+                content = content.replace(
+                    b"<w:t>The price is fixed.</w:t></w:r>",
+                    b"<w:t>The price is fixed.</w:t></w:r>"
+                    b'<w:r><w:footnoteReference w:id="1"/></w:r>',
+                )
+            elif member.filename == "word/_rels/document.xml.rels":
+                content = content.replace(
+                    b"</Relationships>",
+                    f'<Relationship Id="rIdNotes" Type="{kind}" Target="footnotes.xml"/>'
+                    "</Relationships>".encode(),
+                )
+            elif member.filename == "[Content_Types].xml":
+                content = content.replace(
+                    b"</Types>",
+                    b'<Override PartName="/word/footnotes.xml" ContentType="application/'
+                    b'vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/></Types>',
+                )
+            target.writestr(member, content)
+        target.writestr("word/footnotes.xml", notes)
+    return patched.getvalue()
+
+
+def test_a_footnote_follows_the_paragraph_that_refers_to_it() -> None:
+    text = docx.convert(_with_footnote()).text
+    assert "The price is fixed.\\[1]\n\n\\[1] Excluding VAT.\n\n# Delivery" in text
