@@ -113,7 +113,7 @@ def section_json(section: api.SectionRead) -> dict[str, Any]:
         "source": section.source,
         "rel_path": section.rel_path,
         "heading_path": list(section.heading_path),
-        "breadcrumb": " > ".join(section.heading_path) or "(preamble)",
+        "breadcrumb": section.breadcrumb or "(preamble)",
         "citation": citation(section.rel_path, section.start_line, section.end_line),
         "text": section.text,
         "omitted_chars": section.omitted_chars,
