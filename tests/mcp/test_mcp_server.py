@@ -128,6 +128,14 @@ def test_outline_shows_the_preamble_and_what_the_importer_said(corpus: str, tmp_
                 ([], "Kettles"),
                 (["Boil"], "Kettles > Boil"),
             ]
+            boil = await _call(
+                session,
+                "read_section",
+                source="scans",
+                rel_path="kettles.md",
+                heading_path=["Boil"],
+            )
+            assert boil["breadcrumb"] == "Kettles > Boil"
             scan = await _call(session, "outline", source="scans", rel_path="scan.pdf")
             assert scan["note"] == pdf.NO_HEADINGS, scan
             assert [h["heading_path"] for h in scan["headings"]] == [[]]
