@@ -479,6 +479,8 @@ class SectionRead:
     char_end: int
     text: str  # the whole section, or its first max_chars characters
     omitted_chars: int  # what max_chars left out (0: the text is whole)
+    # Its breadcrumb, rooted at the page title (None: a preamble without one).
+    breadcrumb: str | None = None
 
 
 def list_sources(
@@ -689,6 +691,7 @@ def read_section(
         span.char_end,
         shown_text,
         len(text) - len(shown_text),
+        render_breadcrumb(span.heading_path, title=document.title)[0] or None,
     )
 
 
@@ -731,6 +734,7 @@ def _stored_section(
         ref.char_end,
         shown_text,
         len(text) - len(shown_text),
+        ref.breadcrumb,
     )
 
 

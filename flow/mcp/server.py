@@ -113,7 +113,7 @@ def section_json(section: api.SectionRead) -> dict[str, Any]:
         "source": section.source,
         "rel_path": section.rel_path,
         "heading_path": list(section.heading_path),
-        "breadcrumb": " > ".join(section.heading_path) or "(preamble)",
+        "breadcrumb": section.breadcrumb or "(preamble)",
         "citation": citation(section.rel_path, section.start_line, section.end_line),
         "text": section.text,
         "omitted_chars": section.omitted_chars,
@@ -226,7 +226,8 @@ def build(settings: Settings) -> MCPServer[Any]:
         ] = None,
     ) -> dict[str, Any]:
         """Search the indexed markdown. Each hit: breadcrumb (its section's heading
-        path), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk).
+        path under the page's title), title (the page's front-matter title, or
+        null), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk).
         `note`, when there is one: the query kept no word to search (stop
         words, punctuation or symbols only; no hits), none of its words stands
         in the searched documents (no hits), or a searched source's
