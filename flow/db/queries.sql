@@ -438,21 +438,32 @@ FROM content_chunks c, unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
 WHERE c.source = %(source)s
 GROUP BY t.lexeme;
 
--- name: search_stats_of_documents
--- What some documents' chunk rows add to their source's BM25 statistics
--- (flow/retrieval/lexical.py `StatsDelta`): the lengths here, each lexeme's
--- share in the next statement, as search_stats_refresh counts them.
-SELECT count(*), coalesce(sum(search_heading_length), 0), coalesce(sum(search_text_length), 0),
-       min(search_heading_length), min(search_text_length)
+-- name: search_rows_of_documents
+-- Some documents' chunk rows, as search_share counts them (their share of
+-- the source's BM25 statistics, flow/retrieval/lexical.py `documents_share`).
+SELECT search_vector, search_heading_length, search_text_length
 FROM content_chunks
 WHERE source = %(source)s AND rel_path = ANY(%(rel_paths)s::text[]);
 
--- name: search_terms_of_documents
-SELECT u.lexeme, count(*), max(cardinality(u.positions)),
-       coalesce(max(cardinality(array_positions(u.weights, 'A'))), 0)
-FROM content_chunks c, unnest(c.search_vector) AS u
-WHERE c.source = %(source)s AND c.rel_path = ANY(%(rel_paths)s::text[])
-GROUP BY u.lexeme;
+-- name: search_share
+-- What the rows of `shared` (a WITH the caller puts in front: some
+-- documents' rows, or the rows a DELETE returns) add to their source's BM25
+-- statistics, counted as search_stats_refresh and search_terms_refresh count
+-- all of them, in one row: [chunks, heading length, text length, shortest
+-- heading, shortest text], and [lexeme, df, most positions in one chunk, most
+-- in one heading path] per lexeme. JSON: one row whatever the rows, read the
+-- same way on the engine's connections and ours.
+SELECT json_build_array(count(*), coalesce(sum(search_heading_length), 0),
+                        coalesce(sum(search_text_length), 0), min(search_heading_length),
+                        min(search_text_length))::text,
+       (SELECT coalesce(json_agg(json_build_array(t.lexeme, t.df, t.most, t.most_in_heading)),
+                        '[]')
+        FROM (SELECT u.lexeme, count(*) AS df, max(cardinality(u.positions)) AS most,
+                     coalesce(max(cardinality(array_positions(u.weights, 'A'))), 0)
+                         AS most_in_heading
+              FROM shared, unnest(shared.search_vector) AS u
+              GROUP BY u.lexeme) t)::text
+FROM shared;
 
 -- name: search_stats_add
 -- The lengths' change; the shortest lengths are lower bounds (MaxScore's

@@ -57,7 +57,7 @@ import json
 import math
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import asyncpg
@@ -134,51 +134,84 @@ def refresh_stats(conn: Connection, source: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class DocumentsShare:
-    """What some documents' chunk rows add to their source's BM25 statistics:
-    (chunks, heading length, text length, shortest heading, shortest text),
-    and each lexeme's (df, most positions in one chunk, most in one heading)."""
+    """What some chunk rows add to their source's BM25 statistics: (chunks,
+    heading length, text length, shortest heading, shortest text), and each
+    lexeme's (df, most positions in one chunk, most in one heading)."""
 
     totals: tuple[int, int, int, int | None, int | None]
     terms: dict[str, tuple[int, int, int]]
 
 
-def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> DocumentsShare:
-    """The share of `rel_paths`' rows, counted as `refresh_stats` counts all."""
-    where = {"source": source, "rel_paths": list(rel_paths)}
-    row = conn.execute(QUERIES["search_stats_of_documents"], where).fetchone()
-    assert row is not None  # an aggregate always returns a row
-    chunks, heading, text, shortest_heading, shortest_text = row
-    terms = {
-        str(lexeme): (int(df), int(most), int(most_in_heading))
-        for lexeme, df, most, most_in_heading in conn.execute(
-            QUERIES["search_terms_of_documents"], where
-        )
-    }
-    return DocumentsShare(
-        (int(chunks), int(heading), int(text), shortest_heading, shortest_text), terms
+NO_ROWS = DocumentsShare((0, 0, 0, None, None), {})
+
+# A statement and its parameters, for our connection or the engine's pool.
+Statement = tuple[str, Mapping[str, object]]
+
+
+def share_statement(rows: str, params: Mapping[str, object]) -> Statement:
+    """The statement counting the share of the rows `rows` yields (a SELECT
+    of some chunk rows, or a DELETE that returns them): `share_of` reads its row."""
+    return f"WITH shared AS ({rows})\n{QUERIES['search_share']}", params
+
+
+def documents_statement(source: str, rel_paths: Sequence[str]) -> Statement:
+    """The statement counting the share of `rel_paths`' rows."""
+    return share_statement(
+        QUERIES["search_rows_of_documents"], {"source": source, "rel_paths": list(rel_paths)}
     )
 
 
-def change_stats(
-    conn: Connection, source: str, before: DocumentsShare, after: DocumentsShare
-) -> None:
-    """The source's statistics moved from `before` to `after` (some documents'
-    shares, taken around their writes in the caller's transaction): df, N and
-    the lengths stay exact; the per-lexeme maxima and the shortest lengths are
-    bounds that loosen, never tighten (MaxScore stays exact), until the next
-    `refresh_stats`. A watch's change costs its documents, not the source."""
-    (n0, h0, t0, _, _), (n1, h1, t1, shortest_heading, shortest_text) = before.totals, after.totals
-    conn.execute(
-        QUERIES["search_stats_add"],
+def deleting(delete: str, params: Mapping[str, object]) -> Statement:
+    """`delete` (a DELETE of chunk rows) counting the share of the rows it
+    deletes: that share leaves the statistics (`change_statements(..., gone,
+    NO_ROWS)`), and its first total is the rows deleted."""
+    return share_statement(
+        f"{delete}\nRETURNING search_vector, search_heading_length, search_text_length", params
+    )
+
+
+def share_of(row: Sequence[object] | None) -> DocumentsShare:
+    """The share a `share_statement` counted (its one row: two JSON texts)."""
+    assert row is not None  # an aggregate always returns a row
+    totals, terms = (json.loads(str(value)) for value in row)
+    chunks, heading, text, shortest_heading, shortest_text = totals
+    return DocumentsShare(
+        (int(chunks), int(heading), int(text), shortest_heading, shortest_text),
         {
-            "source": source,
-            "chunks": n1 - n0,
-            "heading_length": h1 - h0,
-            "text_length": t1 - t0,
-            "min_heading_length": shortest_heading,
-            "min_text_length": shortest_text,
+            str(lexeme): (int(df), int(most), int(most_in_heading))
+            for lexeme, df, most, most_in_heading in terms
         },
     )
+
+
+def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> DocumentsShare:
+    """The share of `rel_paths`' rows, counted as `refresh_stats` counts all."""
+    return share_of(conn.execute(*documents_statement(source, rel_paths)).fetchone())
+
+
+def change_statements(
+    source: str, before: DocumentsShare, after: DocumentsShare
+) -> list[Statement]:
+    """The statements that move the source's statistics from `before` to
+    `after` (some rows' shares, taken around their writes in the caller's
+    transaction): df, N and the lengths stay exact; the per-lexeme maxima and
+    the shortest lengths are bounds that loosen, never tighten (MaxScore stays
+    exact), until the next `refresh_stats`. A change costs its rows, not the
+    source's."""
+    (n0, h0, t0, _, _), (n1, h1, t1, shortest_heading, shortest_text) = before.totals, after.totals
+    statements: list[Statement] = [
+        (
+            QUERIES["search_stats_add"],
+            {
+                "source": source,
+                "chunks": n1 - n0,
+                "heading_length": h1 - h0,
+                "text_length": t1 - t0,
+                "min_heading_length": shortest_heading,
+                "min_text_length": shortest_text,
+            },
+        )
+    ]
     deltas = []
     for lexeme in before.terms.keys() | after.terms.keys():
         df0 = before.terms.get(lexeme, (0, 0, 0))[0]
@@ -193,9 +226,18 @@ def change_stats(
                 }
             )
     if deltas:
-        values = {"source": source, "deltas": json.dumps(deltas)}
-        conn.execute(QUERIES["search_terms_drop"], values)
-        conn.execute(QUERIES["search_terms_add"], values)
+        values: dict[str, object] = {"source": source, "deltas": json.dumps(deltas)}
+        statements.append((QUERIES["search_terms_drop"], values))
+        statements.append((QUERIES["search_terms_add"], values))
+    return statements
+
+
+def change_stats(
+    conn: Connection, source: str, before: DocumentsShare, after: DocumentsShare
+) -> None:
+    """Run `change_statements` on `conn` (in the caller's transaction)."""
+    for statement, params in change_statements(source, before, after):
+        conn.execute(statement, params)
 
 
 # A run that wrote at least this many chunk rows, and at least half of the
@@ -234,6 +276,14 @@ def keeps_terms(conn: Connection, query: str) -> bool:
     """Whether any word of the query is a search term (not a stop word)."""
     row = conn.execute(QUERIES["search_query_keeps_terms"], {"query": query}).fetchone()
     return bool(row and row[0])
+
+
+def stored_chunks(conn: Connection, source: str) -> int | None:
+    """N of the source's stored statistics, None if it has none."""
+    row = conn.execute(
+        "SELECT chunks FROM mdchunks_search_stats WHERE source = %s", [source]
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def has_stats(conn: Connection, source: str) -> bool:
