@@ -386,6 +386,7 @@ WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1
      sections AS (DELETE FROM content_sections WHERE source = %(source)s RETURNING 1),
      search_stats AS (DELETE FROM mdchunks_search_stats WHERE source = %(source)s RETURNING 1),
      search_terms AS (DELETE FROM mdchunks_search_terms WHERE source = %(source)s RETURNING 1),
+     search_top AS (DELETE FROM mdchunks_search_top WHERE source = %(source)s RETURNING 1),
      documents AS (DELETE FROM mdchunks_documents WHERE source = %(source)s RETURNING 1),
      sources AS (DELETE FROM mdchunks_sources WHERE source = %(source)s RETURNING 1)
 SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT count(*) FROM sources),
@@ -410,7 +411,7 @@ SET chunks = excluded.chunks,
     min_heading_length = excluded.min_heading_length,
     min_text_length = excluded.min_text_length,
     refreshed_at = now()
-RETURNING chunks;
+RETURNING chunks, heading_length, text_length, min_heading_length, min_text_length;
 
 -- name: search_terms_clear
 DELETE FROM mdchunks_search_terms WHERE source = %(source)s;
@@ -437,6 +438,93 @@ SELECT %(source)s, t.lexeme, count(*)
 FROM content_chunks c, unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
 WHERE c.source = %(source)s
 GROUP BY t.lexeme;
+
+-- name: search_top_clear
+DELETE FROM mdchunks_search_top WHERE source = %(source)s;
+
+-- name: search_top_refresh
+-- The top chunks of each common lexeme of the source (migration 0020), by
+-- BM25's saturation tf / (tf + K) at the source's mean length %(avgdl)s, tf
+-- weighted as lexical.py weighs it: the %(size)s largest, and the floor no
+-- other chunk exceeds. Only occurrences of weighted tf 2 or more are ranked
+-- (a sort of the few, not of every chunk that holds a common word): a chunk
+-- of tf 1 gets at most %(single)s (1 / (1 + K) at the shortest chunk), so
+-- the floor is at least that.
+WITH ranked AS (
+    SELECT p.lexeme, p.id, p.tf / (p.tf + p.norm) AS saturation,
+           row_number() OVER (PARTITION BY p.lexeme ORDER BY p.tf / (p.tf + p.norm) DESC, p.id)
+               AS rank
+    FROM (
+        SELECT u.lexeme, c.id,
+               cardinality(u.positions)
+                 + (%(w)s::float8 - 1) * coalesce(cardinality(array_positions(u.weights, 'A')), 0)
+                   AS tf,
+               %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8
+                 * (%(w)s::float8 * c.search_heading_length + c.search_text_length)
+                 / %(avgdl)s::float8) AS norm
+        FROM content_chunks c, unnest(c.search_vector) AS u
+        WHERE c.source = %(source)s
+          AND u.lexeme IN (SELECT t.lexeme FROM mdchunks_search_terms t
+                           WHERE t.source = %(source)s AND t.df >= %(min_df)s)
+    ) p
+    WHERE p.tf >= 2
+),
+lists AS (
+    SELECT lexeme, max(saturation) FILTER (WHERE rank > %(size)s) AS floor,
+           array_agg(id ORDER BY rank) FILTER (WHERE rank <= %(size)s) AS chunks
+    FROM ranked
+    WHERE rank <= %(size)s + 1
+    GROUP BY lexeme
+)
+INSERT INTO mdchunks_search_top (source, lexeme, avgdl, floor, chunks)
+SELECT %(source)s, t.lexeme, %(avgdl)s, greatest(l.floor, %(single)s::float8),
+       coalesce(l.chunks, '{}')
+FROM mdchunks_search_terms t
+LEFT JOIN lists l USING (lexeme)
+WHERE t.source = %(source)s AND t.df >= %(min_df)s;
+
+-- name: search_top_add
+-- Chunks of %(rel_paths)s (just written) that beat a floor join that
+-- lexeme's top chunks, as search_top_refresh would rank them (at the list's
+-- own avgdl): the floor stays true of every chunk outside the list.
+UPDATE mdchunks_search_top t
+SET chunks = t.chunks || n.chunks
+FROM (
+    SELECT top.lexeme, array_agg(c.id) AS chunks
+    FROM content_chunks c
+    CROSS JOIN LATERAL unnest(c.search_vector) AS u
+    JOIN mdchunks_search_top top ON top.source = c.source AND top.lexeme = u.lexeme
+    CROSS JOIN LATERAL (
+        SELECT cardinality(u.positions)
+                 + (%(w)s::float8 - 1) * coalesce(cardinality(array_positions(u.weights, 'A')), 0)
+                   AS tf,
+               %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8
+                 * (%(w)s::float8 * c.search_heading_length + c.search_text_length)
+                 / top.avgdl) AS norm
+    ) s
+    WHERE c.source = %(source)s AND c.rel_path = ANY(%(rel_paths)s::text[])
+      AND s.tf / (s.tf + s.norm) > top.floor
+      AND c.id <> ALL(top.chunks)
+    GROUP BY top.lexeme
+) n
+WHERE t.source = %(source)s AND t.lexeme = n.lexeme;
+
+-- name: search_top_lists
+-- The top chunks of the query's lexemes over the searched sources, for the
+-- lexemes every searched source that holds them keeps a list of: the ids,
+-- and the largest floor, raised by the ratio of the searched mean length
+-- %(avgdl)s to the one it was computed at when that is larger (K shrinks
+-- with avgdl by at most that ratio: a saturation grows by at most it).
+SELECT t.lexeme,
+       array_agg(DISTINCT id) FILTER (WHERE id IS NOT NULL) AS chunks,
+       max(top.floor * greatest(1.0, %(avgdl)s::float8 / top.avgdl)) AS floor
+FROM mdchunks_search_terms t
+LEFT JOIN mdchunks_search_top top ON top.source = t.source AND top.lexeme = t.lexeme
+LEFT JOIN LATERAL unnest(top.chunks) AS id ON true
+WHERE t.lexeme = ANY(%(lexemes)s::text[])
+  AND (%(source)s::text IS NULL OR t.source = %(source)s::text)
+GROUP BY t.lexeme
+HAVING bool_and(top.lexeme IS NOT NULL);
 
 -- name: search_rows_of_documents
 -- Some documents' chunk rows, as search_share counts them (their share of
@@ -603,7 +691,8 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 
 -- name: search_candidates
 -- What BM25 needs of the chunks that match %(candidates)s (a tsquery over some
--- of the query's lexemes; the GIN index finds them) and are not among
+-- of the query's lexemes; the GIN index finds them) or are among %(ids)s
+-- (top chunks of common lexemes, search_top_lists), and are not among
 -- %(seen)s (chunks an earlier MaxScore round scored), of documents whose path
 -- starts with %(path_prefix)s when it is not NULL: the lengths, and the
 -- query's lexemes %(lexemes)s cut out of the stored vector with their
@@ -626,7 +715,7 @@ FROM (
     SELECT c.id, c.source, c.rel_path, c.position, c.search_heading_length AS heading_length,
            c.search_text_length AS text_length, c.search_vector || ''::tsvector AS vector
     FROM {chunks} c
-    WHERE c.search_vector @@ %(candidates)s::tsquery
+    WHERE (c.search_vector @@ %(candidates)s::tsquery OR c.id = ANY(%(ids)s::uuid[]))
       AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
       AND (%(path_prefix)s::text IS NULL OR starts_with(c.rel_path, %(path_prefix)s::text))
       AND c.id::text <> ALL(%(seen)s::text[])

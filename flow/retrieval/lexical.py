@@ -122,14 +122,43 @@ def tsquery_literal(lexeme: str) -> str:
 BOUNDS_MIN_CHUNKS = 10_000
 
 
+# Top chunks per common lexeme (migration 0020, docs/search.md): kept for
+# the lexemes of at least TOP_MIN_DF chunks (a rarer one is scored whole in
+# one round), TOP_CHUNKS of them each, with the sources that keep bounds.
+TOP_MIN_DF = FIRST_ROUND_CHUNKS
+TOP_CHUNKS = 500
+
+
 def refresh_stats(conn: Connection, source: str) -> None:
     """Recompute the source's BM25 statistics from its rows, in one transaction."""
+    values = {"source": source}
     with conn.transaction():
-        row = conn.execute(QUERIES["search_stats_refresh"], {"source": source}).fetchone()
-        conn.execute(QUERIES["search_terms_clear"], {"source": source})
-        chunks = int(row[0]) if row else 0
-        terms = "search_terms_refresh" if chunks >= BOUNDS_MIN_CHUNKS else "search_terms_refresh_df"
-        conn.execute(QUERIES[terms], {"source": source})
+        row = conn.execute(QUERIES["search_stats_refresh"], values).fetchone()
+        assert row is not None  # an aggregate always returns a row
+        conn.execute(QUERIES["search_terms_clear"], values)
+        conn.execute(QUERIES["search_top_clear"], values)
+        chunks, heading_length, text_length, min_heading, min_text = row
+        if chunks < BOUNDS_MIN_CHUNKS:
+            conn.execute(QUERIES["search_terms_refresh_df"], values)
+            return
+        conn.execute(QUERIES["search_terms_refresh"], values)
+        params = DEFAULT_PARAMS
+        w, k1, b = params.heading_weight, params.k1, params.b
+        avgdl = (w * heading_length + text_length) / chunks
+        shortest = k1 * (1 - b + b * (w * min_heading + min_text) / avgdl)
+        conn.execute(
+            QUERIES["search_top_refresh"],
+            {
+                **values,
+                "avgdl": avgdl,
+                "size": TOP_CHUNKS,
+                "min_df": TOP_MIN_DF,
+                "single": 1 / (1 + shortest),
+                "k1": k1,
+                "b": b,
+                "w": w,
+            },
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +169,8 @@ class DocumentsShare:
 
     totals: tuple[int, int, int, int | None, int | None]
     terms: dict[str, tuple[int, int, int]]
+    # The documents whose rows these are (none: rows deleted, counted as they went).
+    rel_paths: tuple[str, ...] = ()
 
 
 NO_ROWS = DocumentsShare((0, 0, 0, None, None), {})
@@ -170,8 +201,9 @@ def deleting(delete: str, params: Mapping[str, object]) -> Statement:
     )
 
 
-def share_of(row: Sequence[object] | None) -> DocumentsShare:
-    """The share a `share_statement` counted (its one row: two JSON texts)."""
+def share_of(row: Sequence[object] | None, rel_paths: Sequence[str] = ()) -> DocumentsShare:
+    """The share a `share_statement` counted (its one row: two JSON texts),
+    of the rows of `rel_paths` if it counted documents' rows."""
     assert row is not None  # an aggregate always returns a row
     totals, terms = (json.loads(str(value)) for value in row)
     chunks, heading, text, shortest_heading, shortest_text = totals
@@ -181,12 +213,13 @@ def share_of(row: Sequence[object] | None) -> DocumentsShare:
             str(lexeme): (int(df), int(most), int(most_in_heading))
             for lexeme, df, most, most_in_heading in terms
         },
+        tuple(rel_paths),
     )
 
 
 def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> DocumentsShare:
     """The share of `rel_paths`' rows, counted as `refresh_stats` counts all."""
-    return share_of(conn.execute(*documents_statement(source, rel_paths)).fetchone())
+    return share_of(conn.execute(*documents_statement(source, rel_paths)).fetchone(), rel_paths)
 
 
 def change_statements(
@@ -229,6 +262,12 @@ def change_statements(
         values: dict[str, object] = {"source": source, "deltas": json.dumps(deltas)}
         statements.append((QUERIES["search_terms_drop"], values))
         statements.append((QUERIES["search_terms_add"], values))
+    if after.rel_paths and after.totals[0]:
+        params = DEFAULT_PARAMS
+        top = {"k1": params.k1, "b": params.b, "w": params.heading_weight}
+        statements.append(
+            (QUERIES["search_top_add"], {**top, "source": source, "rel_paths": [*after.rel_paths]})
+        )
     return statements
 
 
@@ -370,15 +409,17 @@ def _score(
     params: Bm25Params,
     table: ChunkTable,
     path_prefix: str | None,
+    ids: Sequence[str] = (),
 ) -> list[Scored]:
-    """Every chunk matching `candidates` and not in `seen` (ids as text; the
-    chunks scored are added to it), scored over all `terms`."""
+    """Every chunk matching `candidates` or among `ids` and not in `seen`
+    (ids as text; the chunks scored are added to it), scored over all `terms`."""
     weights = {term.lexeme: term.weight for term in terms}
     rows = conn.execute(
         table.query("search_candidates"),
         {
             "lexemes": list(weights),
             "candidates": candidates,
+            "ids": list(ids),
             "heading_query": " | ".join(f"{tsquery_literal(lexeme)}:A" for lexeme in weights),
             "seen": seen,
             "source": source,
@@ -434,7 +475,7 @@ def bm25(
     if not present or (match == "all" and len(present) < len(found.terms)):
         return []
 
-    def score_tsquery(tsquery: str) -> list[Scored]:
+    def score_tsquery(tsquery: str, ids: Sequence[str] = ()) -> list[Scored]:
         return _score(
             conn,
             present,
@@ -445,6 +486,7 @@ def bm25(
             params=params,
             table=table,
             path_prefix=path_prefix,
+            ids=ids,
         )
 
     def score(candidates: Sequence[Term], operator: str = " | ") -> list[Scored]:
@@ -453,32 +495,88 @@ def bm25(
     def ids(hits: Sequence[Scored]) -> list[tuple[uuid.UUID, float]]:
         return [(uuid.UUID(hit[4]), hit[0]) for hit in sorted(hits, key=_order)[:k]]
 
+    def could_enter_tsquery(rest: Sequence[Term], subsets: Sequence[tuple[int, ...]]) -> str:
+        return " | ".join(
+            "(" + " & ".join(tsquery_literal(rest[i].lexeme) for i in subset) + ")"
+            for subset in subsets
+        )
+
     seen: list[str] = []
+    hits: list[Scored] = []
     if match == "all":
         return ids(score(present, " & "))
+    tops = (
+        top_lists(conn, present, source=source, avgdl=found.avgdl)
+        if table.managed and found.stored and params == DEFAULT_PARAMS
+        else {}
+    )
+    if any(term.df > budget for term in present if term.lexeme in tops):
+        # Top chunks (docs/search.md): the listed chunks of the common terms
+        # and every chunk of the rare ones, scored in one round; a chunk
+        # outside both gets less than the floor of each listed term it holds
+        # (and than the ceiling of an unlisted common one): the last round
+        # fetches those whose bounds can still reach the k-th score.
+        rare = [t for t in present if t.lexeme not in tops and t.df <= budget]
+        rest = sorted(
+            (t for t in present if t.lexeme in tops or t.df > budget),
+            key=lambda term: (-term.weight, term.lexeme),
+        )
+        listed = sorted({chunk for t in rest if t.lexeme in tops for chunk in tops[t.lexeme][0]})
+        rare_tsquery = " | ".join(tsquery_literal(t.lexeme) for t in rare)
+        hits = sorted(score_tsquery(rare_tsquery, listed), key=_order)[:k]
+        if len(hits) >= k:
+            bounds = [
+                min(
+                    ceiling_of(t, params, found),
+                    t.weight * (params.k1 + 1) * tops[t.lexeme][1] * (1 + CEILING_SLACK),
+                )
+                if t.lexeme in tops
+                else ceiling_of(t, params, found)
+                for t in rest
+            ]
+            subsets = could_enter(bounds, hits[k - 1][0])
+            if subsets is not None:
+                if subsets:
+                    more = score_tsquery(could_enter_tsquery(rest, subsets))
+                    hits = sorted(hits + more, key=_order)[:k]
+                return ids(hits)
+        # Too few chunks in hand, or too many ways in: MaxScore's rounds
+        # below, which score no chunk twice (`seen`).
     # MaxScore: heaviest terms first, one round each, until k chunks are in
     # hand; then one last round of the only chunks that can still enter the
     # top k (see `could_enter`), unless there are too many ways to do so.
     order = sorted(present, key=lambda term: (-term.weight, term.lexeme))
     ceiling = [ceiling_of(term, params, found) for term in order]
     essential = first_round(order, budget)
-    hits = sorted(score(order[:essential]), key=_order)[:k]
+    hits = sorted(hits + score(order[:essential]), key=_order)[:k]
     while essential < len(order):
         if len(hits) >= k:
             threshold = hits[k - 1][0]
             subsets = could_enter(ceiling[essential:], threshold)
             if subsets is not None:
                 if subsets:
-                    rest = order[essential:]
-                    tsquery = " | ".join(
-                        "(" + " & ".join(tsquery_literal(rest[i].lexeme) for i in subset) + ")"
-                        for subset in subsets
-                    )
-                    hits = sorted(hits + score_tsquery(tsquery), key=_order)[:k]
+                    more = score_tsquery(could_enter_tsquery(order[essential:], subsets))
+                    hits = sorted(hits + more, key=_order)[:k]
                 return ids(hits)
         hits = sorted(hits + score(order[essential : essential + 1]), key=_order)[:k]
         essential += 1
     return ids(hits)
+
+
+def top_lists(
+    conn: Connection, terms: Sequence[Term], *, source: str | None, avgdl: float
+) -> dict[str, tuple[list[str], float]]:
+    """The top chunks (ids as text) of the terms that have them over the
+    searched sources, each with its floor at `avgdl`: no other chunk gets
+    more than weight * (k1 + 1) * floor from the term (migration 0020)."""
+    rows = conn.execute(
+        QUERIES["search_top_lists"],
+        {"lexemes": [term.lexeme for term in terms], "source": source, "avgdl": avgdl},
+    )
+    return {
+        str(lexeme): ([str(chunk) for chunk in chunks or ()], float(floor))
+        for lexeme, chunks, floor in rows
+    }
 
 
 CEILING_SLACK = 1e-9  # relative: a bound rounded down by a float must still bound

@@ -182,7 +182,7 @@ async def _write_async(
         query, args = bind(statement, params)
         await conn.execute(query, *args)
     if stats_of is not None:
-        after = lexical.share_of(await conn.fetchrow(*bind(*share)))
+        after = lexical.share_of(await conn.fetchrow(*bind(*share)), list(documents))
         for change in lexical.change_statements(stats_of, before, after):
             await conn.execute(*bind(*change))
 

@@ -348,3 +348,69 @@ def test_the_last_round_takes_only_the_chunks_that_can_still_enter(
         got = lexical.bm25(conn, query, k=5, source="lead", budget=1)
         assert_same_ranking(got, reference_bm25(chunks, query_lexemes(conn, query), 5))
     assert len(queries) == 2 and "&" in queries[1], queries
+
+
+def _zipf_corpus(root: Path, rng: random.Random, words: list[str], documents: int) -> None:
+    weights = [1 / (i + 1) for i in range(len(words))]
+    root.mkdir(exist_ok=True)
+    for doc in range(documents):
+        sections = []
+        for section in range(rng.randint(1, 4)):
+            heading = " ".join(rng.choices(words, weights, k=2))
+            body = " ".join(rng.choices(words, weights, k=rng.randint(10, 120)))
+            sections.append(f"## {heading} {section}\n\n{body}\n")
+        (root / f"d{doc:02}.md").write_text(f"# Doc {doc}\n\n" + "\n".join(sections))
+
+
+def test_top_chunks_keep_the_top_k_exact_through_edits(
+    ingest: Ingest, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Top chunks of every lexeme of 3 chunks or more, 2 of them each: the
+    round of listed and rare chunks, and the last round the floors leave,
+    give the reference's top k, over one source and two; then again after
+    runs that moved the statistics and the lists by the documents they
+    touched (no recount)."""
+    monkeypatch.setattr(lexical, "TOP_MIN_DF", 3)
+    monkeypatch.setattr(lexical, "TOP_CHUNKS", 2)
+    rng = random.Random(21)
+    words = [f"w{i}x" for i in range(200)]
+    _zipf_corpus(tmp_path / "one", rng, words, 30)
+    _zipf_corpus(tmp_path / "two", rng, words, 10)
+    assert ingest(tmp_path / "one", source="one").ok
+    assert ingest(tmp_path / "two", source="two").ok
+    listed: list[int] = []
+    real = lexical._score
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        listed.append(len(kw.get("ids", ())))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(lexical, "_score", spy)
+
+    def check(rounds: int) -> None:
+        with database.connect(database_url) as conn:
+            for source in ("one", None):
+                chunks = read_chunks(conn, source)
+                queries = [" ".join(words[i : i + 2]) for i in range(6)]
+                for _ in range(rounds):
+                    query = " ".join(rng.choices(words[:30], k=rng.randint(1, 3)))
+                    queries.append(query + " " + " ".join(rng.choices(words, k=rng.randint(0, 2))))
+                for query in queries:
+                    terms = query_lexemes(conn, query)
+                    for k in (1, 3, 5):
+                        want = reference_bm25(chunks, terms, k)
+                        got = lexical.bm25(conn, query, k=k, source=source, budget=4)
+                        assert_same_ranking(got, want)
+
+    check(25)
+    assert any(listed), "the top chunks were never used"
+    root = tmp_path / "one"
+    for doc in (1, 2, 3):  # rewritten: their chunks beat the floors
+        body = " ".join(words[doc - 1 : doc + 1] * 40)
+        (root / f"d{doc:02}.md").write_text(f"# {words[doc]}\n\n{body}\n")
+    (root / "d04.md").unlink()
+    report = ingest(root, source="one")
+    assert report.stats_update == "moved by the documents the run touched", report
+    listed.clear()
+    check(25)
+    assert any(listed)
