@@ -449,7 +449,8 @@ DELETE FROM mdchunks_search_top WHERE source = %(source)s;
 -- other chunk exceeds. Only occurrences of weighted tf 2 or more are ranked
 -- (a sort of the few, not of every chunk that holds a common word): a chunk
 -- of tf 1 gets at most %(single)s (1 / (1 + K) at the shortest chunk), so
--- the floor is at least that.
+-- the floor is at least that. `floors`: after each %(segment)s listed, the
+-- saturation of the next (none past the end of a short list: the floor).
 WITH ranked AS (
     SELECT p.lexeme, p.id, p.tf / (p.tf + p.norm) AS saturation,
            row_number() OVER (PARTITION BY p.lexeme ORDER BY p.tf / (p.tf + p.norm) DESC, p.id)
@@ -471,24 +472,27 @@ WITH ranked AS (
 ),
 lists AS (
     SELECT lexeme, max(saturation) FILTER (WHERE rank > %(size)s) AS floor,
-           array_agg(id ORDER BY rank) FILTER (WHERE rank <= %(size)s) AS chunks
+           array_agg(id ORDER BY rank) FILTER (WHERE rank <= %(size)s) AS chunks,
+           array_agg(greatest(saturation, %(single)s::float8) ORDER BY rank)
+               FILTER (WHERE rank > 1 AND (rank - 1) %% %(segment)s = 0) AS floors
     FROM ranked
     WHERE rank <= %(size)s + 1
     GROUP BY lexeme
 )
-INSERT INTO mdchunks_search_top (source, lexeme, avgdl, floor, chunks)
+INSERT INTO mdchunks_search_top (source, lexeme, avgdl, floor, chunks, floors)
 SELECT %(source)s, t.lexeme, %(avgdl)s, greatest(l.floor, %(single)s::float8),
-       coalesce(l.chunks, '{}')
+       coalesce(l.chunks, '{}'), coalesce(l.floors, '{}')
 FROM mdchunks_search_terms t
 LEFT JOIN lists l USING (lexeme)
 WHERE t.source = %(source)s AND t.df >= %(min_df)s;
 
 -- name: search_top_add
 -- Chunks of %(rel_paths)s (just written) that beat a floor join that
--- lexeme's top chunks, as search_top_refresh would rank them (at the list's
--- own avgdl): the floor stays true of every chunk outside the list.
+-- lexeme's top chunks (`added`, read with the first segment), as
+-- search_top_refresh would rank them (at the list's own avgdl): each floor
+-- stays true of every chunk outside the list.
 UPDATE mdchunks_search_top t
-SET chunks = t.chunks || n.chunks
+SET added = t.added || n.chunks
 FROM (
     SELECT top.lexeme, array_agg(c.id) AS chunks
     FROM content_chunks c
@@ -504,27 +508,22 @@ FROM (
     ) s
     WHERE c.source = %(source)s AND c.rel_path = ANY(%(rel_paths)s::text[])
       AND s.tf / (s.tf + s.norm) > top.floor
-      AND c.id <> ALL(top.chunks)
+      AND c.id <> ALL(top.chunks) AND c.id <> ALL(top.added)
     GROUP BY top.lexeme
 ) n
 WHERE t.source = %(source)s AND t.lexeme = n.lexeme;
 
 -- name: search_top_lists
--- The top chunks of the query's lexemes over the searched sources, for the
--- lexemes every searched source that holds them keeps a list of: the ids,
--- and the largest floor, raised by the ratio of the searched mean length
--- %(avgdl)s to the one it was computed at when that is larger (K shrinks
--- with avgdl by at most that ratio: a saturation grows by at most it).
-SELECT t.lexeme,
-       array_agg(DISTINCT id) FILTER (WHERE id IS NOT NULL) AS chunks,
-       max(top.floor * greatest(1.0, %(avgdl)s::float8 / top.avgdl)) AS floor
+-- The top chunks of the query's lexemes in each searched source that holds
+-- them (none where a source keeps no list for one: lexical.top_lists), with
+-- the ratio by which a saturation computed at the list's avgdl may grow at
+-- the searched mean length %(avgdl)s (K shrinks with avgdl by at most that).
+SELECT t.lexeme, top.chunks, top.floors, top.floor, top.added,
+       greatest(1.0, %(avgdl)s::float8 / top.avgdl) AS drift
 FROM mdchunks_search_terms t
 LEFT JOIN mdchunks_search_top top ON top.source = t.source AND top.lexeme = t.lexeme
-LEFT JOIN LATERAL unnest(top.chunks) AS id ON true
 WHERE t.lexeme = ANY(%(lexemes)s::text[])
-  AND (%(source)s::text IS NULL OR t.source = %(source)s::text)
-GROUP BY t.lexeme
-HAVING bool_and(top.lexeme IS NOT NULL);
+  AND (%(source)s::text IS NULL OR t.source = %(source)s::text);
 
 -- name: search_rows_of_documents
 -- Some documents' chunk rows, as search_share counts them (their share of

@@ -59,6 +59,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 from mdchunks.db.connection import Connection
@@ -126,7 +127,8 @@ BOUNDS_MIN_CHUNKS = 10_000
 # the lexemes of at least TOP_MIN_DF chunks (a rarer one is scored whole in
 # one round), TOP_CHUNKS of them each, with the sources that keep bounds.
 TOP_MIN_DF = FIRST_ROUND_CHUNKS
-TOP_CHUNKS = 500
+TOP_CHUNKS = 1000
+TOP_SEGMENT = 250  # read this many at a time
 
 
 def refresh_stats(conn: Connection, source: str) -> None:
@@ -152,6 +154,7 @@ def refresh_stats(conn: Connection, source: str) -> None:
                 **values,
                 "avgdl": avgdl,
                 "size": TOP_CHUNKS,
+                "segment": TOP_SEGMENT,
                 "min_df": TOP_MIN_DF,
                 "single": 1 / (1 + shortest),
                 "k1": k1,
@@ -460,12 +463,15 @@ def bm25(
     table: ChunkTable = MANAGED,
     path_prefix: str | None = None,
     terms: QueryTerms | None = None,
+    top_chunks: bool = True,
 ) -> list[tuple[uuid.UUID, float]]:
     """The first k chunks by BM25 (see the module docstring), best first.
     `path_prefix`: only chunks of documents whose rel_path starts with it (a
     filter: N, df and avgdl stay those of the searched sources). `terms`: the
     query's, when the caller counted them already (`query_terms` with these
-    source, params and table; a host's table counts them over all its rows)."""
+    source, params and table; a host's table counts them over all its rows).
+    `top_chunks`: False leaves the common terms' top chunks unused (MaxScore
+    alone, as before migration 0020: benchmarks.search_latency compares)."""
     found = (
         terms
         if terms is not None
@@ -502,84 +508,126 @@ def bm25(
         )
 
     seen: list[str] = []
-    hits: list[Scored] = []
     if match == "all":
         return ids(score(present, " & "))
+    # MaxScore: heaviest terms first, one round each, until k chunks are in
+    # hand; then one last round of the only chunks that can still enter the
+    # top k (see `could_enter`), unless there are too many ways to do so. A
+    # common term's round scores its top chunks alone when it has them
+    # (migration 0020): a chunk not scored then gets less than its floor's
+    # bound from it, not nothing, and stays in the last round's reckoning.
     tops = (
         top_lists(conn, present, source=source, avgdl=found.avgdl)
-        if table.managed and found.stored and params == DEFAULT_PARAMS
+        if top_chunks and table.managed and found.stored and params == DEFAULT_PARAMS
         else {}
     )
-    if any(term.df > budget for term in present if term.lexeme in tops):
-        # Top chunks (docs/search.md): the listed chunks of the common terms
-        # and every chunk of the rare ones, scored in one round; a chunk
-        # outside both gets less than the floor of each listed term it holds
-        # (and than the ceiling of an unlisted common one): the last round
-        # fetches those whose bounds can still reach the k-th score.
-        rare = [t for t in present if t.lexeme not in tops and t.df <= budget]
-        rest = sorted(
-            (t for t in present if t.lexeme in tops or t.df > budget),
-            key=lambda term: (-term.weight, term.lexeme),
-        )
-        listed = sorted({chunk for t in rest if t.lexeme in tops for chunk in tops[t.lexeme][0]})
-        rare_tsquery = " | ".join(tsquery_literal(t.lexeme) for t in rare)
-        hits = sorted(score_tsquery(rare_tsquery, listed), key=_order)[:k]
+    order = sorted(present, key=lambda term: (-term.weight, term.lexeme))
+    # The most a chunk not scored yet can get from each term: its ceiling
+    # before the term's round, nothing after a round of all its chunks, its
+    # floor's share after a round of its top chunks (`read` segments of them).
+    bound = [ceiling_of(term, params, found) for term in order]
+    listed = [term.lexeme in tops and term.df > budget for term in order]
+    read = [0] * len(order)
+
+    def next_segment(i: int) -> list[Scored]:
+        term, top = order[i], tops[order[i].lexeme]
+        scored = set(seen)
+        chunks = [chunk for chunk in top.segments[read[i]] if chunk not in scored]
+        most = term.weight * (params.k1 + 1) * top.floors[read[i]] * (1 + CEILING_SLACK)
+        bound[i] = min(bound[i], most)
+        read[i] += 1
+        return score_tsquery("", chunks)
+
+    essential = 0 if listed[0] else first_round(order, budget)
+    hits = sorted(score(order[:essential]), key=_order)[:k] if essential else []
+    bound[:essential] = [0.0] * essential
+    while True:
+        deeper = [
+            i
+            for i in range(essential)
+            if listed[i] and read[i] < len(tops[order[i].lexeme].segments)
+        ]
         if len(hits) >= k:
-            bounds = [
-                min(
-                    ceiling_of(t, params, found),
-                    t.weight * (params.k1 + 1) * tops[t.lexeme][1] * (1 + CEILING_SLACK),
-                )
-                if t.lexeme in tops
-                else ceiling_of(t, params, found)
-                for t in rest
-            ]
-            subsets = could_enter(bounds, hits[k - 1][0])
-            if subsets is not None:
+            open_terms = sorted(
+                (i for i, most in enumerate(bound) if most > 0), key=lambda i: -bound[i]
+            )
+            subsets = could_enter([bound[i] for i in open_terms], hits[k - 1][0])
+            # A segment of top chunks costs less than a round of ANDs of
+            # common terms: those first, while one can lower a bound.
+            if subsets == [] or (
+                subsets is not None and not deeper and not any(listed[essential:])
+            ):
                 if subsets:
+                    rest = [order[i] for i in open_terms]
                     more = score_tsquery(could_enter_tsquery(rest, subsets))
                     hits = sorted(hits + more, key=_order)[:k]
                 return ids(hits)
-        # Too few chunks in hand, or too many ways in: MaxScore's rounds
-        # below, which score no chunk twice (`seen`).
-    # MaxScore: heaviest terms first, one round each, until k chunks are in
-    # hand; then one last round of the only chunks that can still enter the
-    # top k (see `could_enter`), unless there are too many ways to do so.
-    order = sorted(present, key=lambda term: (-term.weight, term.lexeme))
-    ceiling = [ceiling_of(term, params, found) for term in order]
-    essential = first_round(order, budget)
-    hits = sorted(hits + score(order[:essential]), key=_order)[:k]
-    while essential < len(order):
-        if len(hits) >= k:
-            threshold = hits[k - 1][0]
-            subsets = could_enter(ceiling[essential:], threshold)
-            if subsets is not None:
-                if subsets:
-                    more = score_tsquery(could_enter_tsquery(order[essential:], subsets))
-                    hits = sorted(hits + more, key=_order)[:k]
-                return ids(hits)
-        hits = sorted(hits + score(order[essential : essential + 1]), key=_order)[:k]
-        essential += 1
+        if essential < len(order):
+            if listed[essential]:
+                more = next_segment(essential)
+            else:
+                more = score([order[essential]])
+                bound[essential] = 0.0
+            essential += 1
+        elif deeper:
+            more = next_segment(max(deeper, key=lambda i: bound[i]))
+        else:
+            break
+        hits = sorted(hits + more, key=_order)[:k]
+    # Every term had its rounds, and still too few chunks or too many ways
+    # in: every chunk of the terms scored by their top chunks alone.
+    rest = [order[i] for i, most in enumerate(bound) if most > 0]
+    if rest:
+        hits = sorted(hits + score(rest), key=_order)[:k]
     return ids(hits)
+
+
+CEILING_SLACK = 1e-9  # relative: a bound rounded down by a float must still bound
+
+
+@dataclass(frozen=True, slots=True)
+class TopChunks:
+    """A term's top chunks over the searched sources (ids as text), best
+    first, in segments; `floors[j]`: the most tf / (tf + K) any chunk not in
+    segments 0..j can have, at the searched mean length."""
+
+    segments: tuple[tuple[str, ...], ...]
+    floors: tuple[float, ...]
 
 
 def top_lists(
     conn: Connection, terms: Sequence[Term], *, source: str | None, avgdl: float
-) -> dict[str, tuple[list[str], float]]:
-    """The top chunks (ids as text) of the terms that have them over the
-    searched sources, each with its floor at `avgdl`: no other chunk gets
-    more than weight * (k1 + 1) * floor from the term (migration 0020)."""
-    rows = conn.execute(
+) -> dict[str, TopChunks]:
+    """The top chunks of the terms every searched source that holds them
+    keeps a list of (migration 0020): the sources' segments side by side, the
+    largest of their floors, each raised by its drift (search_top_lists)."""
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    for row in conn.execute(
         QUERIES["search_top_lists"],
         {"lexemes": [term.lexeme for term in terms], "source": source, "avgdl": avgdl},
-    )
-    return {
-        str(lexeme): ([str(chunk) for chunk in chunks or ()], float(floor))
-        for lexeme, chunks, floor in rows
-    }
-
-
-CEILING_SLACK = 1e-9  # relative: a bound rounded down by a float must still bound
+    ):
+        rows.setdefault(str(row[0]), []).append(tuple(row[1:]))
+    found = {}
+    for lexeme, lists in rows.items():
+        if any(chunks is None for chunks, *_ in lists):
+            continue  # a source keeps no list of it: no top chunks
+        count = max([1] + [-(-len(chunks) // TOP_SEGMENT) for chunks, *_ in lists])
+        segments, floors = [], []
+        for j in range(count):
+            segment: list[str] = []
+            for chunks, _, _, added, _ in lists:
+                segment += map(str, chunks[j * TOP_SEGMENT : (j + 1) * TOP_SEGMENT])
+                if j == 0:
+                    segment += map(str, added)
+            segments.append(tuple(segment))
+            floors.append(
+                max(
+                    (float(steps[j]) if j < len(steps) else float(floor)) * float(drift)
+                    for _, steps, floor, _, drift in lists
+                )
+            )
+        found[lexeme] = TopChunks(tuple(segments), tuple(floors))
+    return found
 
 
 def ceiling_of(term: Term, params: Bm25Params, found: QueryTerms) -> float:

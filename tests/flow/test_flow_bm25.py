@@ -365,13 +365,14 @@ def _zipf_corpus(root: Path, rng: random.Random, words: list[str], documents: in
 def test_top_chunks_keep_the_top_k_exact_through_edits(
     ingest: Ingest, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Top chunks of every lexeme of 3 chunks or more, 2 of them each: the
-    round of listed and rare chunks, and the last round the floors leave,
-    give the reference's top k, over one source and two; then again after
-    runs that moved the statistics and the lists by the documents they
-    touched (no recount)."""
+    """Top chunks of every lexeme of 3 chunks or more, 3 of them each, read
+    one at a time: the rounds of top and rare chunks, and the last round the
+    floors leave, give the reference's top k, over one source and two; then
+    again after runs that moved the statistics and the lists by the
+    documents they touched (no recount)."""
     monkeypatch.setattr(lexical, "TOP_MIN_DF", 3)
-    monkeypatch.setattr(lexical, "TOP_CHUNKS", 2)
+    monkeypatch.setattr(lexical, "TOP_CHUNKS", 3)
+    monkeypatch.setattr(lexical, "TOP_SEGMENT", 1)
     rng = random.Random(21)
     words = [f"w{i}x" for i in range(200)]
     _zipf_corpus(tmp_path / "one", rng, words, 30)
