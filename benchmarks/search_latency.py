@@ -354,12 +354,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         databases = built(server, sizes)
         if args.build_only:
             return 0
+        with database.connect(databases[sizes[0]][0]) as conn:
+            engines = lexical.index_engines(conn)
+        offered = ", ".join(
+            f"{name} ({'installed' if on else 'available'})" for name, on in engines.items()
+        )
+        engines_line = "BM25 index engines on this server: " + (
+            offered or f"none of {', '.join(lexical.INDEX_ENGINES)} (ours alone measured)"
+        )
         for size in sizes:
             url, seconds = databases[size]
             migrate.apply(url)  # a corpus built by an earlier release: this one's schema
             print(f"search_latency: measuring {len(queries)} queries", file=sys.stderr)
             results.append(measure(url, queries, size, seconds))
             print(format_results(results[-1:]).splitlines()[-1], file=sys.stderr)
+    print(engines_line)
     print(format_results(results))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=2) + "\n")

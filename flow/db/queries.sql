@@ -937,3 +937,11 @@ SELECT c.relname
 FROM pg_catalog.pg_class c
 WHERE c.relnamespace = 'pg_catalog'::regnamespace AND c.relkind = 'r' AND NOT c.relisshared
 ORDER BY c.oid;
+
+-- name: search_index_engines
+-- BM25 index engines the server offers, by extension name (lexical.py
+-- `index_engines`): installed in this database, or available to install.
+SELECT name, installed_version IS NOT NULL AS installed
+FROM pg_available_extensions
+WHERE name = ANY(%(names)s::text[])
+ORDER BY name;

@@ -314,6 +314,19 @@ def rebuild_index(conn: Connection, written: int) -> bool:
     return True
 
 
+# Server BM25 index engines (docs/search.md, "Which engine at which size"):
+# ParadeDB's pg_search, Tiger Data's pg_textsearch, VectorChord-BM25.
+INDEX_ENGINES = ("pg_search", "pg_textsearch", "vchord_bm25")
+
+
+def index_engines(conn: Connection) -> dict[str, bool]:
+    """The BM25 index engines this server offers: extension -> installed in
+    this database. Detection only: search uses our BM25 whatever it finds
+    (none was on a server we could measure; docs/search.md)."""
+    rows = conn.execute(QUERIES["search_index_engines"], {"names": list(INDEX_ENGINES)})
+    return {str(name): bool(installed) for name, installed in rows}
+
+
 def keeps_terms(conn: Connection, query: str) -> bool:
     """Whether any word of the query is a search term (not a stop word)."""
     row = conn.execute(QUERIES["search_query_keeps_terms"], {"query": query}).fetchone()

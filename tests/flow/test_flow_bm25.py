@@ -415,3 +415,12 @@ def test_top_chunks_keep_the_top_k_exact_through_edits(
     listed.clear()
     check(25)
     assert any(listed)
+
+
+def test_bm25_index_engines_are_detected_by_extension(database_url: str) -> None:
+    """The seam a server BM25 index would be used behind: the embedded server
+    offers none of them (docs/search.md), so search stays ours."""
+    with database.connect(database_url) as conn:
+        assert lexical.index_engines(conn) == {}
+        offered = conn.execute("SELECT name FROM pg_available_extensions").fetchall()
+        assert {"plpgsql"} <= {row[0] for row in offered}
