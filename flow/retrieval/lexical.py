@@ -565,13 +565,21 @@ def bm25(
                 (i for i, most in enumerate(bound) if most > 0), key=lambda i: -bound[i]
             )
             subsets = could_enter([bound[i] for i in open_terms], hits[k - 1][0])
-            # A segment of top chunks costs less than a round of ANDs of
-            # common terms: those first, while one can lower a bound.
+            rest = [order[i] for i in open_terms]
+            # The last round now, or more top chunks first (they lower the
+            # bounds): whichever holds fewer chunks, the round's estimated
+            # from the terms' df as if they were independent.
+            unread = sum(
+                len(segment)
+                for i, term in enumerate(order)
+                if listed[i]
+                for segment in tops[term.lexeme].segments[read[i] :]
+            )
             if subsets == [] or (
-                subsets is not None and not deeper and not any(listed[essential:])
+                subsets is not None
+                and (not unread or last_round_chunks(rest, subsets, found.chunks) <= unread)
             ):
                 if subsets:
-                    rest = [order[i] for i in open_terms]
                     more = score_tsquery(could_enter_tsquery(rest, subsets))
                     hits = sorted(hits + more, key=_order)[:k]
                 return ids(hits)
@@ -593,6 +601,12 @@ def bm25(
     if rest:
         hits = sorted(hits + score(rest), key=_order)[:k]
     return ids(hits)
+
+
+def last_round_chunks(rest: Sequence[Term], subsets: Sequence[tuple[int, ...]], n: int) -> float:
+    """How many chunks a last round of `subsets` (of `rest`) should fetch,
+    were the terms independent: N times the product of their shares, summed."""
+    return sum(n * math.prod(rest[i].df / max(n, 1) for i in subset) for subset in subsets)
 
 
 CEILING_SLACK = 1e-9  # relative: a bound rounded down by a float must still bound
