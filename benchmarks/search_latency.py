@@ -1,24 +1,31 @@
-"""`python -m benchmarks.search_latency`: BM25 query latency at 10k and 100k chunks.
+"""`python -m benchmarks.search_latency`: BM25 at 100k to 1M chunks, before and after.
 
-    .venv/bin/python -m benchmarks.search_latency [--sizes 10000,100000] [--queries 100]
-        [--admin-url URL] [--json OUT]
+    .venv/bin/python -m benchmarks.search_latency [--sizes 100000,300000,1000000]
+        [--queries 100] [--keep DIR] [--build-only] [--admin-url URL] [--json OUT]
 
 A generated corpus (no files, no engine: rows COPYed straight into a
 migrated `content_chunks`, so PostgreSQL computes search_vector and the
-lengths as on ingest): chunks of about 300 words (2 KB, the default budget)
-under a two- or three-level heading path, words drawn from a Zipf
-distribution (s = 1) over 50,000 made-up words, three in ten words an English
-stop word. Queries are 2-6 words drawn from the same distribution, so most
-hold a common word (the hard case for BM25's top k: many candidates).
+lengths as on ingest, then the GIN index built once): chunks of about 300
+words (2 KB, the default budget) under a two- or three-level heading path,
+words drawn from a Zipf distribution (s = 1) over 50,000 made-up words,
+three in ten words an English stop word. Queries are 2-6 words drawn from
+the same distribution, so most hold a common word (the hard case for BM25's
+top k: many candidates). Each size is a database of its own holding the
+first chunks of the corpus (built once with `--keep DIR`, an embedded
+server's folder kept between runs; `--build-only` to build them ahead).
 
-Per size it prints, over the same queries: the product's BM25
-(`flow.lexical.bm25`, k = 10) latency p50 / p95 / max, the old ranking's
-(`ts_rank_cd` over every matching chunk) for comparison, the statistics
-refresh that every changing ingest run pays (`lexical.refresh_stats`), and
-the generation time. The corpus grows in place: the 100k figures are over
-the 10k chunks plus 90k more. Wall-clock on a shared machine: read ratios,
-not absolutes.
+Per size it prints, over the same queries, interleaved: the query path as
+at bdf4231 (MaxScore alone, `top_chunks=False`, exact) beside today's (with
+the top chunks of common words, migration 0020) at k = 10, p50 / p95 / max,
+and how much of the exact top 10 today's returns (overlap@10, and whether
+every score is the same); the build, the sizes of the table, the GIN index,
+the statistics and the top chunks; the recount as at bdf4231 and today's;
+and what a batch run that rewrites one document spends on the statistics
+(bdf4231: the recount; today: its share moved). Wall-clock on a shared
+machine: read ratios, not absolutes. It also prints which BM25 index
+extensions the server offers (`lexical.index_engines`).
 """
+
 
 from __future__ import annotations
 

@@ -234,6 +234,8 @@ def change_statements(
     the shortest lengths are bounds that loosen, never tighten (MaxScore stays
     exact), until the next `refresh_stats`. A change costs its rows, not the
     source's."""
+    if (before.totals, before.terms) == (after.totals, after.terms):
+        return []  # rows that say the same (a no-op run's deletes find none)
     (n0, h0, t0, _, _), (n1, h1, t1, shortest_heading, shortest_text) = before.totals, after.totals
     statements: list[Statement] = [
         (
