@@ -253,6 +253,12 @@ def ingest(
             recount = "rows were missing, every document was re-processed"
         elif recount is None and ledger.stats_behind:
             recount = f"more than 1/{MOVE_SHARE} of the rows changed"
+        elif recount is None and (stored or 0) < lexical.BOUNDS_MIN_CHUNKS <= (
+            lexical.stored_chunks(conn, source) or 0
+        ):
+            # Moves keep the bounds and top chunks a source has: one that
+            # grew past the size that keeps them gets them from a recount.
+            recount = f"the source reached {lexical.BOUNDS_MIN_CHUNKS} chunks"
         stats_update = ""
         if recount is not None and (written or deleted or state_reset or stored is None):
             # A run after one that did not finish may find its rows written

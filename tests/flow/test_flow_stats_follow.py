@@ -15,6 +15,7 @@ import mdchunks
 import pytest
 from flow_checks import recounted_stats, stored_stats
 from mdchunks.db import database
+from mdchunks.retrieval import lexical
 from mdchunks.source import reconcile, run, state, writes
 
 Ingest = Callable[..., mdchunks.IngestReport]
@@ -151,3 +152,26 @@ def test_statistics_deleted_by_hand_are_recounted_by_the_next_change(
     (root / "doc01.md").write_text("# Tapir\n\ntapir.\n")
     assert ingest(root).stats_update == "recounted (no statistics yet)"
     _exact(database_url)
+
+
+def test_a_source_growing_past_the_bounds_size_is_recounted_once(
+    ingest: Ingest, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Moves keep the bounds a source has; one that grows to the size that
+    keeps MaxScore's bounds (and the top chunks) gets them from a recount."""
+    root = tmp_path / "docs"
+    _corpus(root, 12)
+    first = ingest(root)
+    chunks = first.rows_total
+    monkeypatch.setattr(lexical, "BOUNDS_MIN_CHUNKS", chunks + 1)
+    (root / "more.md").write_text("# More\n\nborrow.\n")
+    report = ingest(root)
+    assert report.stats_update == f"recounted (the source reached {chunks + 1} chunks)", report
+    with database.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM mdchunks_search_terms "
+            "WHERE source = 'docs' AND max_occurrences IS NULL"
+        ).fetchone()
+    assert row == (0,)  # every lexeme has its bound now
+    (root / "more.md").write_text("# More\n\nborrow lifetime.\n")
+    assert ingest(root).stats_update == "moved by the documents the run touched"
