@@ -26,7 +26,6 @@ machine: read ratios, not absolutes. It also prints which BM25 index
 extensions the server offers (`lexical.index_engines`).
 """
 
-
 from __future__ import annotations
 
 import argparse
