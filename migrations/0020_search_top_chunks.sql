@@ -22,6 +22,10 @@ CREATE TABLE IF NOT EXISTS mdchunks_search_top (
 
 COMMENT ON TABLE mdchunks_search_top IS
     'BM25 top chunks per common lexeme of a source (migration 0020, docs/search.md)';
+COMMENT ON COLUMN mdchunks_search_top.source IS
+    'the source whose chunks these are (its statistics: mdchunks_search_stats)';
+COMMENT ON COLUMN mdchunks_search_top.lexeme IS
+    'a lexeme of at least lexical.TOP_MIN_DF of the source''s chunks';
 COMMENT ON COLUMN mdchunks_search_top.avgdl IS
     'the source''s mean weighted chunk length the saturations were computed at';
 COMMENT ON COLUMN mdchunks_search_top.floor IS

@@ -377,11 +377,9 @@ def _stats_distrusted(
         return "no statistics yet"
     if after_unfinished:
         return "the last run did not finish"
-    if state_reset:
-        return "the engine state had not made the rows"
     if recipe_changed:
         return "the recipe changed"
-    if full_reprocess:
+    if state_reset or full_reprocess:
         return "every document re-processed"
     return None
 
