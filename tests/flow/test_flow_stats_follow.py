@@ -42,25 +42,29 @@ def _corpus(root: Path, documents: int, seed: int = 7) -> None:
         (root / f"doc{n:02}.md").write_text(_document(rng, rng.randint(1, 6)))
 
 
+def _ingested(ingest: Ingest, tmp_path: Path, documents: int) -> Path:
+    """A corpus of `documents` ingested (its statistics recounted): its root."""
+    root = tmp_path / "docs"
+    _corpus(root, documents)
+    assert ingest(root).stats_update == "recounted (no statistics yet)"
+    return root
+
+
 def _exact(database_url: str) -> None:
     assert stored_stats(database_url) == recounted_stats(database_url)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches of a few rows: a run of a few documents writes several of them
     while the engine runs, each in its own transaction."""
     monkeypatch.setattr(writes, "BATCH_ROWS", 3)
 
 
-@pytest.mark.usefixtures("small_batches")
 def test_adds_edits_deletes_and_failures_move_the_statistics_exactly(
     ingest: Ingest, database_url: str, tmp_path: Path
 ) -> None:
-    root = tmp_path / "docs"
-    _corpus(root, 40)
-    first = ingest(root)
-    assert first.stats_update == "recounted (no statistics yet)", first
+    root = _ingested(ingest, tmp_path, 40)
     rng = random.Random(11)
     changes = [
         # an edit, an add and a delete in one run
@@ -98,13 +102,10 @@ def test_adds_edits_deletes_and_failures_move_the_statistics_exactly(
     assert stored_stats(database_url) == before
 
 
-@pytest.mark.usefixtures("small_batches")
 def test_a_run_that_changes_most_rows_recounts(
     ingest: Ingest, database_url: str, tmp_path: Path
 ) -> None:
-    root = tmp_path / "docs"
-    _corpus(root, 12)
-    ingest(root)
+    root = _ingested(ingest, tmp_path, 12)
     _corpus(root, 12, seed=8)  # every document anew
     report = ingest(root)
     assert report.stats_update == f"recounted (more than 1/{run.MOVE_SHARE} of the rows changed)"
@@ -112,7 +113,6 @@ def test_a_run_that_changes_most_rows_recounts(
 
 
 @pytest.mark.parametrize("where", ["reconcile", "stamp"])
-@pytest.mark.usefixtures("small_batches")
 def test_a_run_stopped_midway_leaves_the_next_one_a_recount(
     ingest: Ingest, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
@@ -120,9 +120,7 @@ def test_a_run_stopped_midway_leaves_the_next_one_a_recount(
     reconciliation), or after all its rows and statistics (before its state
     was trusted again): the next run does not trust them to count the rows
     and recounts, so they are exact whatever the stopped run did."""
-    root = tmp_path / "docs"
-    _corpus(root, 20)
-    ingest(root)
+    root = _ingested(ingest, tmp_path, 20)
     rng = random.Random(5)
     for n in range(4):
         (root / f"doc{n:02}.md").write_text(_document(rng, 3))
@@ -143,9 +141,7 @@ def test_a_run_stopped_midway_leaves_the_next_one_a_recount(
 def test_statistics_deleted_by_hand_are_recounted_by_the_next_change(
     ingest: Ingest, database_url: str, tmp_path: Path
 ) -> None:
-    root = tmp_path / "docs"
-    _corpus(root, 6)
-    ingest(root)
+    root = _ingested(ingest, tmp_path, 6)
     with database.connect(database_url) as conn:
         conn.execute("DELETE FROM mdchunks_search_terms WHERE source = 'docs'")
         conn.execute("DELETE FROM mdchunks_search_stats WHERE source = 'docs'")
