@@ -6,7 +6,7 @@ Two faces over one chunker:
   `ChunkOptions`, `HeadingChunk`, `split_markdown`, `ChunkRow`, `chunk_rows`,
   `mount_chunk_table`, `chunk_table_sql`, `chunk_table_upgrade_sql`,
   `process_markdown_file`; the sections: `SectionRow`, `section_rows`, `SectionIds`,
-  `mount_section_table`, `section_table_sql`; `document_text` and
+  `mount_section_table`, `section_table_sql`, `section_table_upgrade_sql`; `document_text` and
   `document_markdown` (HTML, DOCX and PDF through the importers)
   (examples/chunks_with_word_count.py is a whole app);
 - the managed face, what the `mdchunks` command runs (docs/cli.md):
@@ -46,6 +46,7 @@ _EXPORTS: dict[str, str] = {
     "chunk_table_upgrade_sql": "mdchunks.plugin.target",
     "mount_section_table": "mdchunks.plugin.target",
     "section_table_sql": "mdchunks.plugin.target",
+    "section_table_upgrade_sql": "mdchunks.plugin.target",
     "process_markdown_file": "mdchunks.plugin.target",
     "recipe_of": "mdchunks.plugin.target",
     # the managed face
@@ -139,3 +140,4 @@ if TYPE_CHECKING:  # what a type checker sees of the lazy names above
     from mdchunks.plugin.target import process_markdown_file as process_markdown_file
     from mdchunks.plugin.target import recipe_of as recipe_of
     from mdchunks.plugin.target import section_table_sql as section_table_sql
+    from mdchunks.plugin.target import section_table_upgrade_sql as section_table_upgrade_sql

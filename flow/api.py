@@ -34,6 +34,7 @@ from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import DatabaseUnavailable, MdchunksError, UsageError
 from mdchunks.heading_index import render_breadcrumb
+from mdchunks.heading_index.searchable import searchable_text
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import section_id as section_id_of
 from mdchunks.retrieval import (
@@ -213,6 +214,8 @@ class SearchHit:
     # The section among those the chunk holds where the match lies
     # (docs/sections.md); None for rows written before sections existed.
     matched_section: sections.MatchedSection | None = None
+    # The document's title from its front matter (the root of the breadcrumb).
+    title: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The hit as `search --json` prints it (one JSON object per line)."""
@@ -221,8 +224,9 @@ class SearchHit:
     @property
     def breadcrumb(self) -> str:
         """What `mdchunks search` shows: the matched section's breadcrumb, else
-        the stored one (the section the chunk starts in), `(preamble)` before
-        the first heading. Rows written before migration 0006 have no stored
+        the stored one (the section the chunk starts in; both rooted at the
+        document's title), `(preamble)` before the first heading of a document
+        without a title. Rows written before migration 0006 have no stored
         breadcrumb: theirs is rendered from the path."""
         if self.matched_section is not None:
             return self.matched_section.section.shown
@@ -390,6 +394,8 @@ def search(
             text,
             first,
             last,
+            unsearched,
+            title,
         ) = shown[hit.id]
         found.append(
             SearchHit(
@@ -398,7 +404,7 @@ def search(
                 rel_path=rel_path,
                 position=int(position),
                 heading_path=tuple(heading_path or ()),
-                snippet=snippets.shown(str(snippet), text),
+                snippet=snippets.shown(str(snippet), searchable_text(text, unsearched or ())),
                 stored_breadcrumb=breadcrumb,
                 id=hit.id,
                 char_start=int(start),
@@ -410,6 +416,7 @@ def search(
                 section=expanded.get(hit.id),
                 parent=parents.get(hit.id),
                 matched_section=matched.get(hit.id),
+                title=title,
             )
         )
     return found
@@ -465,6 +472,8 @@ class SectionRead:
     char_end: int
     text: str  # the whole section, or its first max_chars characters
     omitted_chars: int  # what max_chars left out (0: the text is whole)
+    # Its breadcrumb, rooted at the page title (None: a preamble without one).
+    breadcrumb: str | None = None
 
 
 def list_sources(
@@ -557,24 +566,27 @@ def _rebuilt_outline(
         parent = document.parent(span)
         entries.append(
             sections.OutlineEntry(
-                _rebuilt_ref(source, rel_path, span),
+                _rebuilt_ref(source, rel_path, span, document.title),
                 None if parent is None else section_id_of(source, rel_path, parent.ordinal),
                 chunks=document.chunks_holding(span),
             )
         )
-    return sections.DocumentOutline(source, rel_path, tuple(entries))
+    return sections.DocumentOutline(source, rel_path, tuple(entries), title=document.title)
 
 
-def _rebuilt_ref(source: str, rel_path: str, span: rebuilt.SectionSpan) -> sections.SectionRef:
+def _rebuilt_ref(
+    source: str, rel_path: str, span: rebuilt.SectionSpan, title: str | None
+) -> sections.SectionRef:
     """A rebuilt section as the sections table would name it: the same id (by
-    its ordinal: two sections of one heading path are two) and breadcrumb."""
+    its ordinal: two sections of one heading path are two) and breadcrumb
+    (under the document's `title`, as its rows keep it)."""
     return sections.SectionRef(
         id=section_id_of(source, rel_path, span.ordinal),
         ordinal=span.ordinal,
         heading_text=span.heading_path[-1] if span.heading_path else None,
         heading_level=span.level or None,
         heading_path=span.heading_path,
-        breadcrumb=render_breadcrumb(span.heading_path)[0] or None,
+        breadcrumb=render_breadcrumb(span.heading_path, title=title)[0] or None,
         char_start=span.char_start,
         char_end=span.char_end,
         start_line=span.start_line,
@@ -598,7 +610,11 @@ def _rebuilt_held(
             document = documents[(source, rel_path)] = _document(conn, table, source, rel_path)
         governing = tuple(heading_path or ())
         held[chunk_id] = [
-            (_rebuilt_ref(source, rel_path, span), span.heading_path == governing, part)
+            (
+                _rebuilt_ref(source, rel_path, span, document.title),
+                span.heading_path == governing,
+                part,
+            )
             for span, part in document.held(int(start), int(end))
         ]
     flat = sections.slices_of(conn, [piece for pieces in held.values() for piece in pieces])
@@ -667,6 +683,7 @@ def read_section(
         span.char_end,
         shown_text,
         len(text) - len(shown_text),
+        render_breadcrumb(span.heading_path, title=document.title)[0] or None,
     )
 
 
@@ -709,6 +726,7 @@ def _stored_section(
         ref.char_end,
         shown_text,
         len(text) - len(shown_text),
+        ref.breadcrumb,
     )
 
 

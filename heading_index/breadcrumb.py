@@ -5,6 +5,11 @@ removed, whitespace runs collapsed to one space, trimmed); a rendering over
 the byte budget is truncated from the LEFT and marked with `…`, so the
 deepest, most specific headings survive. Parts that sanitise to nothing are
 left out rather than rendered as `A >  > C`.
+
+A document's title (its front matter's `title`, docs/heading-index.md
+"The page title") is the root of every breadcrumb: `Title > A > B`, unless
+the path already starts with it (a body `# Title`), and the whole breadcrumb
+of a chunk before the first heading. It is the first part truncation drops.
 """
 
 from __future__ import annotations
@@ -57,16 +62,33 @@ def _tail_within(text: str, budget_bytes: int) -> str:
     return tail
 
 
-def render(path: Sequence[str], budget_bytes: int = DEFAULT_BREADCRUMB_BUDGET) -> tuple[str, bool]:
-    """`(breadcrumb, truncated)` for a heading path, root first.
+def rooted(path: Sequence[str], title: str | None) -> Sequence[str]:
+    """The parts a breadcrumb renders: `title` first, unless it is None or the
+    path's root already names it (sanitised, case aside: a body `# Title`)."""
+    if not title:
+        return path
+    clean = sanitize_part(title).casefold()
+    if not clean or (path and sanitize_part(path[0]).casefold() == clean):
+        return path
+    return (title, *path)
+
+
+def render(
+    path: Sequence[str],
+    budget_bytes: int = DEFAULT_BREADCRUMB_BUDGET,
+    *,
+    title: str | None = None,
+) -> tuple[str, bool]:
+    """`(breadcrumb, truncated)` for a heading path, root first, under the
+    document's `title` (`rooted`).
 
     Over `budget_bytes` (UTF-8), whole leading parts are dropped first
     (`… > C > D`); if even the deepest part alone does not fit, its own
-    beginning is cut (`…end of D`). An empty path renders as `""`.
+    beginning is cut (`…end of D`). An empty path without a title renders as `""`.
     """
     if budget_bytes < MIN_BREADCRUMB_BUDGET:
         raise ValueError(f"breadcrumb budget must be at least {MIN_BREADCRUMB_BUDGET} bytes")
-    parts = [clean for clean in map(sanitize_part, path) if clean]
+    parts = [clean for clean in map(sanitize_part, rooted(path, title)) if clean]
     full = SEPARATOR.join(parts)
     if utf8_len(full) <= budget_bytes:
         return full, False

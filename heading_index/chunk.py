@@ -38,7 +38,9 @@ class HeadingChunk:
     heading_level: int | None
     heading_path: tuple[str, ...]
     parent_index: int | None  # position of the chunk opening the parent section
-    breadcrumb: str | None  # `A > B > C` within the budget; None exactly when the path is empty
+    # `Title > A > B` within the budget; None exactly when the path is empty
+    # and the document has no title.
+    breadcrumb: str | None
     embed_text: str  # what to embed: the breadcrumb, a blank line, the text
     heading_start: int | None = None  # where the heading the columns name starts
     # A table piece's header and delimiter rows, which embed_text puts before
@@ -48,6 +50,13 @@ class HeadingChunk:
     # each whose own span meets a character of the text that is not
     # whitespace, in document order; () without a heading index.
     sections: tuple[int, ...] = ()
+    # The document's title from its front matter (HeadingIndex.title), the
+    # root of `breadcrumb`; None without one, or with titles off.
+    title: str | None = None
+    # What of the text is no words to search (front matter, MDX's ESM and
+    # comments: heading_index/searchable.py), as offsets into `text`, flat
+    # start/end pairs in order; () when all of it is searchable.
+    unsearched: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +67,7 @@ class Chunking:
     merges: int = 0  # sections folded into an earlier section's chunk (structure chunker)
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
     sections: tuple[Section, ...] = ()  # the document's, when the chunks were given them
+    title: str | None = None  # the document's front-matter title (HeadingIndex.title)
 
 
 class Chunker(Protocol):

@@ -30,13 +30,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from mdchunks.heading_index.searchable import front_matter
 from mdchunks.heading_index.skeleton import Skeleton
 from tree_sitter import Node, Tree
 
 Dialect = Literal["commonmark", "mdx"]
 DIALECTS: tuple[Dialect, ...] = ("commonmark", "mdx")
 
-_FRONT_MATTER = re.compile(r"(?:---|\+\+\+)[ \t]*(?:\r\n|\r|\n)")
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _NOT_LINE_END = re.compile(r"[^\r\n]")
 # What may start a construct inside a line (a code span, an escape, an
@@ -499,18 +499,8 @@ def _columns(source: bytes, line: int, width: int) -> int:
 def _front_matter_end(text: str) -> int:
     """Past the closing fence of YAML (`---`) or TOML (`+++`) front matter on
     the first line, else 0 (unclosed: none, as remark-frontmatter reads it)."""
-    opened = _FRONT_MATTER.match(text)
-    if opened is None:
-        return 0
-    fence = text[:3]
-    closers = (fence, "...") if fence == "---" else (fence,)
-    position = opened.end()
-    while position < len(text):
-        eol = _line_end(text, position)
-        if text[position:eol].rstrip(" \t") in closers:
-            return _next_line(text, eol)
-        position = _next_line(text, eol)
-    return 0
+    found = front_matter(text)
+    return 0 if found is None else found[2]
 
 
 def _container_prefix(line: str) -> int:

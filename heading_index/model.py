@@ -31,7 +31,9 @@ class Section:
     heading_text: str | None  # None (and level None, path ()) for the preamble
     heading_level: int | None
     heading_path: tuple[str, ...]
-    breadcrumb: str | None  # the path rendered within the budget; None for the preamble
+    # The path rendered within the budget under the title; None for the
+    # preamble of a document without a title.
+    breadcrumb: str | None
     start: int  # the heading line's start (the preamble's: the end of the front matter)
     heading_end: int  # just past the heading's last line (== start for the preamble)
     body_end: int  # the next heading of any level, else the document's end
@@ -44,6 +46,7 @@ class Section:
     # What of the own span [start, body_end) no chunk holds: (offset, text),
     # in order; filled in by `with_gaps` once the chunks are known.
     gaps: tuple[tuple[int, str], ...] = ()
+    title: str | None = None  # the document's (HeadingIndex.title)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,10 @@ class HeadingIndex:
     # flow comments (`{/* ... */}`); () for CommonMark (front matter is found
     # by the parser where needed: blocks.front_matter_end).
     hidden: tuple[tuple[int, int], ...] = ()
+    # The document's title from its front matter, set by the caller that read
+    # it (the flow: mdchunks.plugin.titles); the root of every breadcrumb
+    # (heading_index/breadcrumb.py `rooted`), never a heading. None: no title.
+    title: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,6 +132,14 @@ class ChunkOptions:
         "without the heading index would).",
         shown_default="on",
     )
+    titles: bool = option(
+        True,
+        help="Root every breadcrumb of a markdown document at its front matter's title "
+        "(`title:` in YAML, `title =` in TOML): `Title > Section`, and the title alone "
+        "before the first heading; kept in the `title` column and searched with the "
+        "headings. Off: breadcrumbs are the heading path alone, `title` NULL.",
+        shown_default="on",
+    )
     chunker: str = option(
         "recursive",
         help="Who places chunk boundaries. `recursive`: cocoindex's budget splitter, "

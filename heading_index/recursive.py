@@ -59,18 +59,22 @@ class RecursiveChunker:
             columns = [_NO_HEADINGS] * len(spans)
             starts = [None] * len(spans)
         lines = LineNumbers(text)
+        # The document's title roots every breadcrumb, and is the whole one of
+        # a chunk before the first heading (heading_index/breadcrumb.py).
+        title = index.title if index is not None else None
         rendered: dict[tuple[str, ...], tuple[str, bool]] = {}  # chunks of a section share it
         truncations = 0
         chunks: list[HeadingChunk] = []
         for (start, end), column, heading_start in zip(spans, columns, starts, strict=True):
             breadcrumb: str | None = None
-            if column.heading_path:
+            if column.heading_path or title:
                 if column.heading_path not in rendered:
                     rendered[column.heading_path] = render(
-                        column.heading_path, options.breadcrumb_budget
+                        column.heading_path, options.breadcrumb_budget, title=title
                     )
                 breadcrumb, truncated = rendered[column.heading_path]
                 truncations += truncated
+                breadcrumb = breadcrumb or None
             chunk_text = text[start:end]
             first_line, last_line = lines.span(start, end)
             chunks.append(

@@ -28,6 +28,7 @@ from mdchunks.heading_index.blocks import content_start as content_start_of
 from mdchunks.heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, render
 from mdchunks.heading_index.chunk import Chunking, LineNumbers
 from mdchunks.heading_index.model import HeadingIndex, Section
+from mdchunks.heading_index.searchable import unsearched_spans, within
 
 
 def document_sections(
@@ -51,7 +52,8 @@ def document_sections(
                 heading_text=None,
                 heading_level=None,
                 heading_path=(),
-                breadcrumb=None,
+                # The preamble is named by the document's title, if it has one.
+                breadcrumb=render((), breadcrumb_budget, title=index.title)[0] or None,
                 start=content_start,
                 heading_end=content_start,
                 body_end=first_heading,
@@ -61,6 +63,7 @@ def document_sections(
                 body_end_line=last,
                 end_line=last,
                 parent=None,
+                title=index.title,
             )
         )
     offset = len(found)
@@ -73,7 +76,7 @@ def document_sections(
                 heading_text=heading.text,
                 heading_level=heading.level,
                 heading_path=heading.path,
-                breadcrumb=render(heading.path, breadcrumb_budget)[0] or None,
+                breadcrumb=render(heading.path, breadcrumb_budget, title=index.title)[0] or None,
                 start=heading.start,
                 heading_end=heading.end,
                 body_end=body_end,
@@ -83,6 +86,7 @@ def document_sections(
                 body_end_line=max(heading_end_line, lines.of(max(heading.start, body_end - 1))),
                 end_line=lines.of(max(heading.start, heading.section_end - 1)),
                 parent=None if heading.parent is None else heading.parent + offset,
+                title=index.title,
             )
         )
     return tuple(found)
@@ -168,14 +172,27 @@ def attach_sections(
     breadcrumb_budget: int = DEFAULT_BREADCRUMB_BUDGET,
 ) -> Chunking:
     """`chunking` with the document's sections (their gaps filled) and each
-    chunk's `sections`: the ordinals it holds. Either chunker's answer."""
+    chunk's `sections`: the ordinals it holds; and what the document says of
+    every chunk: its `title` and its `unsearched` spans
+    (heading_index/searchable.py). Either chunker's answer."""
     sections = document_sections(text, index, breadcrumb_budget=breadcrumb_budget)
-    if not sections:
+    hidden = unsearched_spans(text, index)
+    if not sections and not hidden and index.title is None:
         return chunking
     starts = [section.start for section in sections]
+    hidden_starts = [start for start, _ in hidden]
     chunks = tuple(
-        replace(chunk, sections=sections_held(text, sections, starts, chunk.start, chunk.end))
+        replace(
+            chunk,
+            sections=sections_held(text, sections, starts, chunk.start, chunk.end),
+            title=index.title,
+            unsearched=within(hidden, hidden_starts, chunk.start, chunk.end) if hidden else (),
+        )
         for chunk in chunking.chunks
     )
+    if not sections:
+        return replace(chunking, chunks=chunks, title=index.title)
     spans = [(chunk.start, chunk.end) for chunk in chunks]
-    return replace(chunking, chunks=chunks, sections=with_gaps(text, sections, spans))
+    return replace(
+        chunking, chunks=chunks, sections=with_gaps(text, sections, spans), title=index.title
+    )

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -209,7 +209,7 @@ def splitting_index(index: HeadingIndex, split_levels: int) -> HeadingIndex:
     kept = [i for i, heading in enumerate(index.headings) if heading.level <= split_levels]
     renumber = {old: new for new, old in enumerate(kept)}
     headings = tuple(_renumbered(index.headings[i], renumber) for i in kept)
-    return HeadingIndex(headings=headings, length=index.length, hidden=index.hidden)
+    return replace(index, headings=headings)
 
 
 def _renumbered(heading: Heading, renumber: dict[int, int]) -> Heading:
@@ -383,11 +383,14 @@ def _finish(
     for piece, parent in zip(planned, parents, strict=True):
         stored = text[piece.start : piece.end]
         if piece.named is None:
-            chunks.append(_root_chunk(piece, stored))
+            # A chunk of the document root: its breadcrumb is the title, if any.
+            root, truncated = render((), budget, title=structure.title)
+            truncations += truncated
+            chunks.append(_root_chunk(piece, stored, root or None))
             continue
         heading = structure.headings[piece.named]
         if piece.named not in rendered:
-            rendered[piece.named] = render(heading.path, budget)
+            rendered[piece.named] = render(heading.path, budget, title=structure.title)
         breadcrumb, truncated = rendered[piece.named]
         truncations += truncated
         chunks.append(
@@ -408,7 +411,7 @@ def _finish(
     return chunks, truncations
 
 
-def _root_chunk(piece: _Planned, stored: str) -> StructureChunk:
+def _root_chunk(piece: _Planned, stored: str, breadcrumb: str | None) -> StructureChunk:
     return StructureChunk(
         start=piece.start,
         end=piece.end,
@@ -417,8 +420,8 @@ def _root_chunk(piece: _Planned, stored: str) -> StructureChunk:
         heading_level=None,
         heading_path=(),
         parent_position=None,
-        breadcrumb=None,
-        embed_text=compose_embed_text(None, stored, piece.table_header),
+        breadcrumb=breadcrumb,
+        embed_text=compose_embed_text(breadcrumb, stored, piece.table_header),
         table_header=piece.table_header,
         heading=None,
     )

@@ -206,7 +206,9 @@ def docx_of(spec: Spec) -> bytes:
     return out.getvalue()
 
 
-def pdf_of(spec: Spec, *, outline: bool = True) -> bytes:
+def pdf_of(spec: Spec, *, outline: bool = True, styled: bool = True) -> bytes:
+    """The spec as a PDF: headings bold and larger by level (`styled`, else set
+    like the body: a PDF whose pages show no heading), with an outline."""
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -221,7 +223,8 @@ def pdf_of(spec: Spec, *, outline: bool = True) -> bytes:
             levels.append(level)
             if outline:
                 pdf.start_section(_latin1(block.text), level=level)
-            pdf.set_font("helvetica", style="B", size=14 - min(level, 4))
+            if styled:
+                pdf.set_font("helvetica", style="B", size=14 - min(level, 4))
             pdf.multi_cell(0, 7, _latin1(block.text), new_x="LMARGIN", new_y="NEXT")
             pdf.set_font("helvetica", size=11)
         elif isinstance(block, Paragraph):
@@ -243,7 +246,8 @@ def pdf_of(spec: Spec, *, outline: bool = True) -> bytes:
             pdf.set_font("courier", size=10)
             pdf.multi_cell(0, 5, _latin1(block.text), new_x="LMARGIN", new_y="NEXT")
             pdf.set_font("helvetica", size=11)
-        pdf.ln(2)
+        if styled:  # else no room between blocks either: nothing is set apart
+            pdf.ln(2)
     return bytes(pdf.output())
 
 

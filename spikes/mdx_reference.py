@@ -10,6 +10,14 @@ one object per document:
 as CommonMark + GFM + front matter (remark without remark-mdx). The lists are
 committed beside the corpora (`starlight-docs.jsonl`), so the tests read
 them with `load_reference` and need no Node.
+
+`python -m spikes.mdx_reference scan CORPUS_DIR [--reference LIST]` is the
+harness's MDX scan (docs/harness.md): per page, our index's headings (in the
+page's dialect, `dialect_for`) against the reference's (LIST, else remark run
+now), as pages that differ and headings lost and invented; and the page
+titles: pages whose front matter has one, and how many of their chunks (the
+product's chunker at its defaults) name it at the root of their breadcrumb.
+Exit status 1 if a page differs or a titled page's chunk misses its title.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
+from mdchunks.heading_index import build_index, dialect_for
 
 from spikes.corpus import read_corpus
 
@@ -170,6 +179,110 @@ def regenerate(corpus_dir: Path, out: Path) -> None:
         f"{sum(map(len, reference.headings.values()))} headings, "
         f"{len(reference.errors)} remark could not parse"
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    pages: int
+    headings: int  # the reference's
+    differing: tuple[str, ...]  # rel_paths whose heading lists differ
+    lost: int  # reference headings our index does not give (line, level, text)
+    invented: int  # headings our index gives that the reference does not
+    titled: int  # pages whose front matter has a title
+    titled_chunks: int  # their chunks
+    rooted: int  # of those, chunks whose breadcrumb starts with the title
+    untitled_examples: tuple[str, ...]  # `rel_path#position` of chunks that miss it
+
+
+def scan(corpus_dir: Path, reference: Reference) -> Scan:
+    """Our index and chunks of every page of `corpus_dir` against `reference`."""
+    # The product's chunker and title rule (imported here: the rest of this
+    # module runs without cocoindex).
+    from mdchunks.plugin.chunking import chunk_markdown
+    from mdchunks.plugin.titles import document_title
+
+    pages = headings = lost = invented = titled = titled_chunks = rooted = 0
+    differing: list[str] = []
+    missing: list[str] = []
+    for document in read_corpus(corpus_dir).documents:
+        expected = reference.headings.get(document.rel_path)
+        if expected is None:
+            continue
+        pages += 1
+        headings += len(expected)
+        text = document.text
+        dialect = dialect_for(document.rel_path)
+        lines = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+        found = {
+            (_line(lines, h.start), h.level, " ".join(h.text.split()))
+            for h in build_index(text, dialect).headings
+        }
+        wanted = {(h.line, h.level, h.text) for h in expected}
+        if found != wanted:
+            differing.append(document.rel_path)
+            lost += len(wanted - found)
+            invented += len(found - wanted)
+        title = document_title(text)
+        if title is None:
+            continue
+        titled += 1
+        for position, chunk in enumerate(chunk_markdown(text, dialect=dialect).chunks):
+            titled_chunks += 1
+            if (chunk.breadcrumb or "").startswith(title):
+                rooted += 1
+            else:
+                missing.append(f"{document.rel_path}#{position}")
+    return Scan(
+        pages,
+        headings,
+        tuple(differing),
+        lost,
+        invented,
+        titled,
+        titled_chunks,
+        rooted,
+        tuple(missing[:10]),
+    )
+
+
+def _line(starts: list[int], offset: int) -> int:
+    from bisect import bisect_right
+
+    return bisect_right(starts, offset)
+
+
+@main.command("scan")
+@click.argument("corpus_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--reference",
+    "reference_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A committed reference list (default: run remark on CORPUS_DIR now, with Node).",
+)
+def scan_command(corpus_dir: Path, reference_path: Path | None) -> None:
+    """Our headings and breadcrumbs of CORPUS_DIR against remark's (the MDX scan)."""
+    try:
+        reference = read_reference(reference_path) if reference_path else live_reference(corpus_dir)
+    except ReferenceUnavailable as exc:
+        click.echo(f"mdx_reference: {exc}", err=True)
+        sys.exit(2)
+    found = scan(corpus_dir, reference)
+    click.echo(
+        f"{'corpus':<32} {'pages':>5} {'headings':>8} {'differ':>6} {'lost':>5} "
+        f"{'invented':>8} {'titled':>6} {'chunks':>6} {'rooted':>6}"
+    )
+    click.echo(
+        f"{corpus_dir.as_posix():<32} {found.pages:>5} {found.headings:>8} "
+        f"{len(found.differing):>6} {found.lost:>5} {found.invented:>8} {found.titled:>6} "
+        f"{found.titled_chunks:>6} {found.rooted:>6}"
+    )
+    if reference.errors:
+        click.echo(f"{len(reference.errors)} pages remark could not parse (left out)")
+    for rel_path in found.differing[:20]:
+        click.echo(f"differs: {rel_path}")
+    for where in found.untitled_examples:
+        click.echo(f"no title at the root: {where}")
+    sys.exit(1 if found.differing or found.rooted < found.titled_chunks else 0)
 
 
 if __name__ == "__main__":

@@ -275,7 +275,9 @@ def cli() -> None:
     default=None,
     metavar="BYTES",
     help="Skip (and report) documents larger than this [default: as the source's last "
-    f"run; a new source: {DEFAULT_MAX_DOC_BYTES:,}]. What one document costs, per MB "
+    f"run; a new source: {DEFAULT_MAX_DOC_BYTES:,}]; a converted file (HTML, DOCX, PDF) "
+    "fails when the markdown it becomes is larger, named with its size on disk and what it "
+    "became. What one document costs, per MB "
     "(python -m benchmarks.document_cost, 2 MB documents): prose about 1 s and 100 MB of "
     "memory; pipe tables 0.05 s and 5 MB (wide ones are split as plain text); one long line "
     "2 s and 50 MB; heading-dense text (a heading every few bytes) 15-40 s and 450 MB, so "
@@ -288,10 +290,11 @@ def cli() -> None:
     default=bounded.DEFAULT_DOC_SECONDS,
     show_default=True,
     metavar="SECONDS",
-    help=f"A document of {bounded.CHILD_ABOVE_BYTES // 2**20} MiB or more is chunked in a "
+    help=f"A document of {bounded.CHILD_ABOVE_BYTES // 2**20} MiB or more, and every "
+    "converted file (HTML, DOCX, PDF) whatever its size, is converted and chunked in a "
     "child process, stopped past this time: it then fails alone, named, and is tried again "
-    "next run (smaller documents chunk in the run's process: under 1 MiB the slowest known "
-    "shape takes under a minute).",
+    "next run (smaller markdown documents chunk in the run's process: under 1 MiB the "
+    "slowest known shape takes under a minute).",
 )
 @click.option(
     "--doc-memory-limit",
@@ -603,10 +606,11 @@ def status(database_url: str | None, data_dir: Path | None) -> None:
     "as_json",
     is_flag=True,
     help="One JSON object per hit (JSON Lines): id, source, rel_path, position, char_start, "
-    "char_end, start_line, end_line, heading_path, breadcrumb, score, text, matched_section, "
-    "and section or parent when expanded. heading_path and breadcrumb are where the chunk "
-    "starts; matched_section is the section the match lies in (id, heading_path, "
-    "breadcrumb, char_start, char_end, start_line, end_line).",
+    "char_end, start_line, end_line, heading_path, breadcrumb, title, score, text, "
+    "matched_section, and section or parent when expanded. heading_path and breadcrumb are "
+    "where the chunk starts; title is the document's, from its front matter (null: none), "
+    "the root of every breadcrumb; matched_section is the section the match lies in (id, "
+    "heading_path, breadcrumb, char_start, char_end, start_line, end_line).",
 )
 @embed_model_option(
     "The model whose vectors semantic and hybrid compare (vectors of different models are "
@@ -735,7 +739,8 @@ def _score(rank: float) -> str:
     "--json",
     "as_json",
     is_flag=True,
-    help="One JSON object per document (JSON Lines): source, rel_path, error (why a "
+    help="One JSON object per document (JSON Lines): source, rel_path, title (from its "
+    "front matter, else null), error (why a "
     "document that failed has no rows; else null) and its sections, "
     "each with id, heading_text, heading_level, heading_path, breadcrumb, char_start, "
     "char_end, start_line, end_line, parent_id and chunks.",
@@ -753,7 +758,9 @@ def outline(
 ) -> None:
     """A document's heading tree, from the stored sections (no file read): each
     section with its lines (`L12-40`, the whole section) and how many chunks
-    hold it; `(preamble)` is what comes before the first heading. REL_PATH is
+    hold it; `(preamble)` is what comes before the first heading. A document
+    whose front matter has a title shows it first (`title: ...`): it is the
+    root of its breadcrumbs. REL_PATH is
     a document's path in its source (as `search` prints it); without it, every
     document of the source. With --table (a host's table made by chunk_table_sql,
     which has no sections table), the outline of REL_PATH in --source is rebuilt
@@ -771,6 +778,8 @@ def outline(
             click.echo(json.dumps(_outline_json(document), ensure_ascii=False))
             continue
         out.print(f"[bold]{escape(shown(f'{document.source}:{document.rel_path}'))}[/bold]")
+        if document.title is not None:  # from its front matter: every breadcrumb's root
+            out.print(f"  title: {escape(shown(document.title))}")
         if document.error is not None:
             failed = f"(failed on its last run, so it has no rows: {document.error})"
             out.print(f"  [dim]{escape(shown(failed))}[/dim]")
@@ -796,6 +805,7 @@ def _outline_json(document: Any) -> dict[str, Any]:
     return {
         "source": document.source,
         "rel_path": document.rel_path,
+        "title": document.title,
         "error": document.error,
         "note": document.note,
         "sections": [

@@ -59,15 +59,15 @@ WHERE source = %(source)s
 -- already says the same is left alone (a full re-process writes nothing new).
 INSERT INTO mdchunks_documents AS d
     (source, rel_path, recipe, content_hash, size_bytes, chunks, error, merges,
-     breadcrumb_truncations, sections, source_format, import_note)
+     breadcrumb_truncations, sections, source_format, import_note, title)
 SELECT %(source)s, p.rel_path, %(recipe)s, p.content_hash, p.size_bytes, p.chunks, p.error,
-       p.merges, p.breadcrumb_truncations, p.sections, p.source_format, p.import_note
+       p.merges, p.breadcrumb_truncations, p.sections, p.source_format, p.import_note, p.title
 FROM unnest(
     %(rel_paths)s::text[], %(content_hashes)s::text[], %(sizes)s::bigint[], %(chunks)s::integer[],
     %(errors)s::text[], %(merges)s::integer[], %(truncations)s::integer[],
-    %(sections)s::integer[], %(formats)s::text[], %(notes)s::text[]
+    %(sections)s::integer[], %(formats)s::text[], %(notes)s::text[], %(titles)s::text[]
 ) AS p(rel_path, content_hash, size_bytes, chunks, error, merges, breadcrumb_truncations,
-       sections, source_format, import_note)
+       sections, source_format, import_note, title)
 ON CONFLICT (source, rel_path) DO UPDATE
 SET recipe = excluded.recipe,
     content_hash = excluded.content_hash,
@@ -78,13 +78,14 @@ SET recipe = excluded.recipe,
     breadcrumb_truncations = excluded.breadcrumb_truncations,
     sections = excluded.sections,
     source_format = excluded.source_format,
-    import_note = excluded.import_note
+    import_note = excluded.import_note,
+    title = excluded.title
 WHERE (d.recipe, d.content_hash, d.size_bytes, d.chunks, d.error, d.merges,
-       d.breadcrumb_truncations, d.sections, d.source_format, d.import_note)
+       d.breadcrumb_truncations, d.sections, d.source_format, d.import_note, d.title)
       IS DISTINCT FROM
       (excluded.recipe, excluded.content_hash, excluded.size_bytes, excluded.chunks,
        excluded.error, excluded.merges, excluded.breadcrumb_truncations, excluded.sections,
-       excluded.source_format, excluded.import_note);
+       excluded.source_format, excluded.import_note, excluded.title);
 
 -- name: reconcile_documents
 -- Document rows the run did not declare: documents that are not in the
@@ -172,15 +173,17 @@ WHERE s.source = %(source)s
 INSERT INTO content_chunks AS c
     (id, source, rel_path, position, char_start, char_end, text, heading_text,
      heading_level, heading_path, parent_chunk_id, breadcrumb, table_header, recipe,
-     start_line, end_line, section_ids)
+     start_line, end_line, section_ids, title, unsearched)
 SELECT r.id, r.source, r.rel_path, r.position, r.char_start, r.char_end, r.text,
        r.heading_text, r.heading_level, r.heading_path, r.parent_chunk_id, r.breadcrumb,
-       r.table_header, r.recipe, r.start_line, r.end_line, r.section_ids
+       r.table_header, r.recipe, r.start_line, r.end_line, r.section_ids,
+       r.title, coalesce(r.unsearched, '{}')
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
     id uuid, source text, rel_path text, position integer, char_start integer,
     char_end integer, text text, heading_text text, heading_level smallint,
     heading_path text[], parent_chunk_id uuid, breadcrumb text, table_header text,
-    recipe text, start_line integer, end_line integer, section_ids uuid[]
+    recipe text, start_line integer, end_line integer, section_ids uuid[], title text,
+    unsearched integer[]
 )
 ON CONFLICT (id) DO UPDATE
 SET source = excluded.source,
@@ -198,16 +201,18 @@ SET source = excluded.source,
     recipe = excluded.recipe,
     start_line = excluded.start_line,
     end_line = excluded.end_line,
-    section_ids = excluded.section_ids
+    section_ids = excluded.section_ids,
+    title = excluded.title,
+    unsearched = excluded.unsearched
 WHERE (c.source, c.rel_path, c.position, c.char_start, c.char_end, c.text, c.heading_text,
        c.heading_level, c.heading_path, c.parent_chunk_id, c.breadcrumb, c.table_header,
-       c.recipe, c.start_line, c.end_line, c.section_ids)
+       c.recipe, c.start_line, c.end_line, c.section_ids, c.title, c.unsearched)
       IS DISTINCT FROM
       (excluded.source, excluded.rel_path, excluded.position, excluded.char_start,
        excluded.char_end, excluded.text, excluded.heading_text, excluded.heading_level,
        excluded.heading_path, excluded.parent_chunk_id, excluded.breadcrumb,
        excluded.table_header, excluded.recipe, excluded.start_line, excluded.end_line,
-       excluded.section_ids);
+       excluded.section_ids, excluded.title, excluded.unsearched);
 
 -- name: write_sections
 -- Section rows of processed documents (flow/source/writes.py), many
@@ -218,17 +223,17 @@ WHERE (c.source, c.rel_path, c.position, c.char_start, c.char_end, c.text, c.hea
 INSERT INTO content_sections AS s
     (id, source, rel_path, ordinal, heading_text, heading_level, heading_path, breadcrumb,
      char_start, heading_end, body_end, char_end, start_line, heading_end_line,
-     body_end_line, end_line, parent_section_id, gap_starts, gap_texts, recipe)
+     body_end_line, end_line, parent_section_id, gap_starts, gap_texts, recipe, title)
 SELECT r.id, r.source, r.rel_path, r.ordinal, r.heading_text, r.heading_level,
        r.heading_path, r.breadcrumb, r.char_start, r.heading_end, r.body_end, r.char_end,
        r.start_line, r.heading_end_line, r.body_end_line, r.end_line, r.parent_section_id,
-       r.gap_starts, r.gap_texts, r.recipe
+       r.gap_starts, r.gap_texts, r.recipe, r.title
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(
     id uuid, source text, rel_path text, ordinal integer, heading_text text,
     heading_level smallint, heading_path text[], breadcrumb text, char_start integer,
     heading_end integer, body_end integer, char_end integer, start_line integer,
     heading_end_line integer, body_end_line integer, end_line integer,
-    parent_section_id uuid, gap_starts integer[], gap_texts text[], recipe text
+    parent_section_id uuid, gap_starts integer[], gap_texts text[], recipe text, title text
 )
 ON CONFLICT (id) DO UPDATE
 SET source = excluded.source,
@@ -249,7 +254,8 @@ SET source = excluded.source,
     parent_section_id = excluded.parent_section_id,
     gap_starts = excluded.gap_starts,
     gap_texts = excluded.gap_texts,
-    recipe = excluded.recipe
+    recipe = excluded.recipe,
+    title = excluded.title
 WHERE (s.*) IS DISTINCT FROM (excluded.*);
 
 -- name: forget_chunks
@@ -803,7 +809,7 @@ SELECT d.source, d.rel_path, s.id, s.ordinal, s.heading_text, s.heading_level, s
        s.breadcrumb, s.char_start, s.char_end, s.start_line, s.end_line, s.parent_section_id,
        (SELECT count(*) FROM content_chunks c
         WHERE c.source = s.source AND c.rel_path = s.rel_path AND s.id = ANY(c.section_ids)),
-       d.error, d.import_note
+       d.error, d.import_note, d.title
 FROM mdchunks_documents d
 LEFT JOIN content_sections s ON s.source = d.source AND s.rel_path = d.rel_path
 WHERE (%(source)s::text IS NULL OR d.source = %(source)s::text)
@@ -899,7 +905,7 @@ ORDER BY n.position;
 -- name: document_chunks
 -- Every chunk of one document, in order: what its outline and sections are
 -- rebuilt from (flow/retrieval/rebuilt.py).
-SELECT position, char_start, char_end, start_line, end_line, text
+SELECT position, char_start, char_end, start_line, end_line, text, title
 FROM {chunks}
 WHERE source = %(source)s AND rel_path = %(rel_path)s
 ORDER BY position;

@@ -17,7 +17,11 @@ Lists (numbered or bulleted, by the numbering definitions, else by style
 name) keep their nesting; tables become pipe tables (the first row the
 header); paragraphs in a code style (`Code`, `HTML Preformatted`, `Source
 Code`, `Macro Text`, any style whose name holds "code") become fenced code.
-Headers, footers, footnotes and comments are not part of the text.
+The body is walked as XML: content controls, tracked insertions, text
+boxes (once: the AlternateContent choice, not its fallback), nested tables,
+equations (as LaTeX, `omml`) and footnotes and endnotes (after the paragraph
+that refers to them) are part of the text; headers, footers and comments
+are not. A numbered heading keeps the number Word shows before it.
 """
 
 from __future__ import annotations
@@ -29,14 +33,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from mdchunks.importers import markdown as md
+from mdchunks.importers import omml
 from mdchunks.importers.base import ConversionFailed, Converted, Importer, library_missing
 
 if TYPE_CHECKING:
     from docx.document import Document
     from docx.styles.style import ParagraphStyle
-    from docx.text.paragraph import Paragraph
 
-VERSION = "1"
+VERSION = "2"
 
 MAX_MEMBERS = 10_000
 MAX_UNPACKED_BYTES = 256 * 1024 * 1024
@@ -65,6 +69,51 @@ def check_package(data: bytes, max_unpacked_bytes: int = MAX_UNPACKED_BYTES) -> 
         )
 
 
+# Strict OOXML (ISO/IEC 29500 strict) names the same parts and elements in
+# other namespaces; python-docx knows the transitional ones only.
+_STRICT = b"http://purl.oclc.org/ooxml/"
+_STRICT_NAMESPACES = {
+    b"http://purl.oclc.org/ooxml/wordprocessingml/main": (
+        b"http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/relationships/extendedProperties": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/relationships/extended-properties"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/relationships": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/math": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/math"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/extendedProperties": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/extended-properties"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/": b"http://schemas.openxmlformats.org/officeDocument/2006/",
+    b"http://purl.oclc.org/ooxml/drawingml/": b"http://schemas.openxmlformats.org/drawingml/2006/",
+}
+
+
+def _transitional(data: bytes) -> bytes:
+    """A Strict OOXML package rewritten in the transitional namespaces (the
+    package is checked already: its members are bounded); others as they are."""
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        try:
+            rels = package.read("_rels/.rels")
+        except KeyError:
+            return data
+        if _STRICT not in rels:
+            return data
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as rewritten:
+            for member in package.infolist():
+                content = package.read(member)
+                if _STRICT in content and member.filename.endswith((".xml", ".rels")):
+                    for strict, transitional in _STRICT_NAMESPACES.items():
+                        content = content.replace(strict, transitional)
+                rewritten.writestr(member, content)
+    return out.getvalue()
+
+
 def convert(data: bytes) -> Converted:
     try:
         import docx
@@ -72,7 +121,7 @@ def convert(data: bytes) -> Converted:
         raise library_missing("docx") from None
     check_package(data)
     try:
-        document = docx.Document(io.BytesIO(data))
+        document = docx.Document(io.BytesIO(_transitional(data)))
         return _convert(document)
     except ConversionFailed:
         raise
@@ -82,53 +131,340 @@ def convert(data: bytes) -> Converted:
 
 
 def _convert(document: Document) -> Converted:
-    from docx.table import Table
+    body = _Body(_numbering_formats(document), _Styles(document), _notes(document))
+    body.part = document.part
+    body.walk(document.element.body, 0)
+    body.flush()
+    return Converted(md.document(body.blocks), body.headings)
 
-    numbering = _numbering_formats(document)
-    styles = _Styles(document)
-    blocks: list[str] = []
-    headings = 0
-    items: list[md.ListItem] = []
-    code: list[str] = []
 
-    def flush() -> None:
-        if items:
-            blocks.append(md.render_list(items))
-            items.clear()
-        if code:
-            blocks.append(md.fenced("\n".join(code)))
-            code.clear()
+@dataclass(frozen=True, slots=True)
+class _Inline:
+    """A paragraph's content: its text plain (headings, code, cells) and as
+    markdown (equations as code spans), what it holds besides (text boxes,
+    notes it refers to) and its display equations."""
 
-    for block in document.iter_inner_content():
-        if isinstance(block, Table):
-            flush()
-            blocks.append(md.pipe_table(_table_rows(block)))
-            continue
-        text = md.clean(block.text)
-        style = styles.of(block)
-        level = heading_level(block._p, style)
-        if level is not None:
-            flush()
+    plain: str
+    markdown: str
+    boxes: tuple[Any, ...]  # w:txbxContent elements, in order
+    charts: tuple[str, ...]  # relationship ids of the charts drawn in it
+    notes: tuple[str, ...]  # note ids ("f3": footnote 3, "e1": endnote 1)
+    display: tuple[str, ...]  # LaTeX of its display equations (m:oMathPara)
+
+
+class _Body:
+    """Blocks of a body in document order: every child element the text is in,
+    content controls (`w:sdt`), tracked insertions, custom XML and text boxes
+    included, not only the paragraphs and tables python-docx lists."""
+
+    def __init__(
+        self, numbering: dict[tuple[str, int], _Level], styles: _Styles, notes: dict[str, str]
+    ) -> None:
+        self.numbering = numbering
+        self.counters = _Counters(numbering)
+        self.styles = styles
+        self.notes = notes
+        self.blocks: list[str] = []
+        self.headings = 0
+        self.items: list[md.ListItem] = []
+        self.code: list[str] = []
+        self.pending_notes: list[str] = []
+        self.part: Any = None  # the document part: the charts' parts are its relations
+
+    def flush(self) -> None:
+        if self.items:
+            self.blocks.append(md.render_list(self.items))
+            self.items.clear()
+        if self.code:
+            self.blocks.append(md.fenced("\n".join(self.code)))
+            self.code.clear()
+        self._notes()
+
+    def _notes(self) -> None:
+        """Notes after the block that refers to them: where a reader turns to
+        them, and in that block's section."""
+        for key in self.pending_notes:
+            text = self.notes.get(key, "")
             if md.one_line(text):
-                blocks.append(md.heading(level, text))
-                headings += 1
+                self.blocks.append(md.paragraph(f"[{key[1:]}] {text}"))
+        self.pending_notes.clear()
+
+    def walk(self, container: Any, depth: int) -> None:
+        if depth > _MAX_NESTING:
+            return  # a hostile file nests without end; lxml stops at 256 anyway
+        for child in container.iterchildren():
+            tag = child.tag if isinstance(child.tag, str) else ""
+            if tag == f"{_W}p":
+                self._paragraph(child, depth)
+            elif tag == f"{_W}tbl":
+                self.flush()
+                self.blocks.append(md.pipe_table(_table_rows(child, depth)))
+            elif tag == f"{omml.M}oMathPara":
+                self.flush()
+                self.blocks.extend(_math_block(m) for m in child.iter(f"{omml.M}oMath"))
+            elif tag == f"{_MC}AlternateContent":
+                chosen = _alternative(child)
+                if chosen is not None:
+                    self.walk(chosen, depth + 1)
+            elif tag in _WRAPPERS:
+                self.walk(child, depth + 1)
+
+    def _paragraph(self, p: Any, depth: int) -> None:
+        inline = _inline(p)
+        style = self.styles.of(p)
+        level = heading_level(p, style)
+        text = md.clean(inline.plain)
+        own_id, own_level = _numbering_of(p)
+        num_id = own_id if own_id is not None else style.num_id
+        label = ""
+        if num_id is not None and num_id != "0" and md.one_line(text):
+            label = self.counters.label(num_id, min(own_level or style.num_level or 0, 8))
+        if level is not None and md.one_line(text):
+            self.flush()
+            # The number Word shows before a numbered heading is part of it.
+            self.blocks.append(md.heading(level, f"{label} {text}" if label else text))
+            self.headings += 1
+        elif level is not None:
+            pass  # an empty heading: dropped
+        elif style.code and not inline.display:
+            if self.items:
+                self.flush()
+            self.code.append(text)
+        elif (listed := _list_item(p, style, self.numbering)) is not None and md.one_line(text):
+            if self.code:
+                self.flush()
+            depth_in_list, ordered = listed
+            item = " ".join(inline.markdown.split())
+            if _MULTILEVEL.search(label):
+                # "2.3.1." is no number a markdown list can show: kept as the
+                # item's first words, in a bulleted item.
+                ordered, item = False, f"{md.escape_inline(label)} {item}"
+            self.items.append(md.ListItem(depth_in_list, ordered, item))
+        else:
+            self.flush()
+            paragraph = md.inline_block(inline.markdown)
+            if paragraph:
+                self.blocks.append(paragraph)
+        if inline.display:
+            self.flush()
+            self.blocks.extend(inline.display)
+        self.pending_notes.extend(inline.notes)
+        if not self.items:
+            self._notes()
+        for chart in inline.charts:  # a chart's data as a table after its paragraph
+            self.flush()
+            self.blocks.extend(_chart(self.part, chart))
+        for box in inline.boxes:  # a text box's paragraphs after its anchor's
+            self.flush()
+            self.walk(box, depth + 1)
+
+
+# A list label of several numbers (multi-level numbering: "1.2.", "2.3.1").
+_MULTILEVEL = re.compile(r"\d[.)-]\s*\d")
+
+# Elements whose children are body content: a content control, its content,
+# custom XML, tracked insertions and moves.
+_WRAPPERS = frozenset(
+    f"{_W}{name}" for name in ("sdt", "sdtContent", "customXml", "ins", "moveTo", "smartTag")
+)
+_MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+_MAX_NESTING = 64
+# Never the text: deleted runs, field instructions, properties.
+_SKIPPED = frozenset(
+    f"{_W}{name}"
+    for name in (
+        "del",
+        "delText",
+        "instrText",
+        "pPr",
+        "rPr",
+        "sdtPr",
+        "moveFrom",
+        "tblPr",
+        "trPr",
+        "tcPr",
+    )
+)
+
+
+_W14 = "{http://schemas.microsoft.com/office/word/2010/wordml}"
+
+
+def _checkbox(sdt: Any) -> str | None:
+    """A check box content control's state as text (`[x]`, `[ ]`), else None."""
+    properties = sdt.find(f"{_W}sdtPr")
+    box = properties.find(f"{_W14}checkbox") if properties is not None else None
+    if box is None:
+        return None
+    checked = box.find(f"{_W14}checked")
+    on = checked is not None and (checked.get(f"{_W14}val") or "1") in ("1", "true", "on")
+    return "[x]" if on else "[ ]"
+
+
+def _alternative(element: Any) -> Any:
+    """Of an `mc:AlternateContent`, the part a reader shows: its first choice
+    (the fallback repeats it for older readers), else the fallback."""
+    for child in element.iterchildren():
+        if child.tag in (f"{_MC}Choice", f"{_MC}Fallback"):
+            return child
+    return None
+
+
+def _math_block(math: Any) -> str:
+    return md.fenced(omml.latex(math), "math")
+
+
+def _inline(p: Any) -> _Inline:
+    plain: list[str] = []
+    markdown: list[str] = []
+    boxes: list[Any] = []
+    charts: list[str] = []
+    notes: list[str] = []
+    display: list[str] = []
+
+    def text(value: str) -> None:
+        plain.append(value)
+        markdown.append(md.escape_inline(value))
+
+    def visit(element: Any, depth: int) -> None:
+        for child in element.iterchildren():
+            tag = child.tag if isinstance(child.tag, str) else ""
+            if tag == f"{_W}t":
+                text(child.text or "")
+            elif tag in (f"{_W}tab", f"{_W}ptab"):
+                text(" ")
+            elif tag in (f"{_W}br", f"{_W}cr"):
+                text("\n")
+            elif tag == f"{_W}noBreakHyphen":
+                text("-")
+            elif tag == f"{omml.M}oMath":
+                equation = omml.latex(child)
+                plain.append(f"${equation}$")
+                markdown.append(md.code_span(f"${equation}$"))
+            elif tag == f"{omml.M}oMathPara":
+                display.extend(_math_block(m) for m in child.iter(f"{omml.M}oMath"))
+            elif tag == f"{_W}txbxContent":
+                boxes.append(child)
+            elif tag == f"{_W}sdt" and (box := _checkbox(child)) is not None:
+                text(box)  # the state, not the glyph (☒) a font draws it with
+            elif tag == f"{_C}chart":
+                charts.append(child.get(f"{_R}id") or "")
+            elif tag in (f"{_W}footnoteReference", f"{_W}endnoteReference"):
+                key = ("f" if tag == f"{_W}footnoteReference" else "e") + (
+                    child.get(f"{_W}id") or ""
+                )
+                notes.append(key)
+                text(f"[{key[1:]}]")
+            elif tag == f"{_MC}AlternateContent":
+                chosen = _alternative(child)
+                if chosen is not None and depth < _MAX_NESTING:
+                    visit(chosen, depth + 1)
+            elif tag and tag not in _SKIPPED and depth < _MAX_NESTING:
+                visit(child, depth + 1)
+
+    visit(p, 0)
+    return _Inline(
+        "".join(plain), "".join(markdown), tuple(boxes), tuple(charts), tuple(notes), tuple(display)
+    )
+
+
+def _number(text: str) -> str:
+    """A cached value as Word shows it: 4.4, not 4.4000000000000004."""
+    try:
+        return format(float(text), ".15g") if text.strip() else text
+    except ValueError:
+        return text
+
+
+_C = "{http://schemas.openxmlformats.org/drawingml/2006/chart}"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+
+
+def _chart(part: Any, rel_id: str) -> list[str]:
+    """A chart's title and its data as a pipe table: a row per category, a
+    column per series (the values Word keeps in the chart's cache)."""
+    from docx.oxml import parse_xml
+
+    try:
+        root = parse_xml(part.related_parts[rel_id].blob)
+    except Exception:  # no such part, or a damaged one: the chart is an image
+        return []
+    blocks: list[str] = []
+    title = root.find(f".//{_C}title")
+    if title is not None:
+        blocks.append(md.paragraph(" ".join(t.text or "" for t in title.iter(f"{_A}t"))))
+    series = root.findall(f".//{_C}ser")
+
+    def points(element: Any) -> dict[int, str]:
+        found: dict[int, str] = {}
+        for point in element.iter(f"{_C}pt") if element is not None else ():
+            index, value = point.get("idx") or "", point.find(f"{_C}v")
+            if index.isdigit() and value is not None:
+                found[int(index)] = _number(value.text or "")
+        return found
+
+    categories = points(series[0].find(f"{_C}cat")) if series else {}
+    columns = [points(ser.find(f"{_C}val")) for ser in series]
+    names = [" ".join(points(ser.find(f"{_C}tx")).values()) for ser in series]
+    if not columns:
+        return [block for block in blocks if block]
+    count = max([len(categories), *(len(column) for column in columns)])
+    rows = [["", *names]] + [
+        [categories.get(i, ""), *(column.get(i, "") for column in columns)]
+        for i in range(min(count, 10_000))
+    ]
+    blocks.append(md.pipe_table(rows))
+    return [block for block in blocks if block]
+
+
+def _plain(container: Any, depth: int) -> str:
+    """All the text of a cell (its paragraphs, nested tables, text boxes), as
+    one line's words."""
+    parts: list[str] = []
+    for child in container.iterchildren():
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag == f"{_W}p":
+            inline = _inline(child)
+            parts.append(inline.plain)
+            parts.extend(f"${omml.latex(m)}$" for m in child.iter(f"{omml.M}oMath") if _in_para(m))
+            parts.extend(_plain(box, depth + 1) for box in inline.boxes if depth < _MAX_NESTING)
+        elif tag == f"{_W}tbl" and depth < _MAX_NESTING:
+            parts.extend(" ".join(row) for row in _table_rows(child, depth + 1))
+        elif tag == f"{omml.M}oMathPara":
+            parts.extend(f"${omml.latex(m)}$" for m in child.iter(f"{omml.M}oMath"))
+        elif tag == f"{_MC}AlternateContent":
+            chosen = _alternative(child)
+            if chosen is not None and depth < _MAX_NESTING:
+                parts.append(_plain(chosen, depth + 1))
+        elif tag in _WRAPPERS and depth < _MAX_NESTING:
+            parts.append(_plain(child, depth + 1))
+    return md.one_line(" ".join(parts))
+
+
+def _in_para(math: Any) -> bool:
+    """An equation of a display block (`m:oMathPara`), which `_inline` sets apart."""
+    parent = math.getparent()
+    return parent is not None and parent.tag == f"{omml.M}oMathPara"
+
+
+def _notes(document: Document) -> dict[str, str]:
+    """Footnotes and endnotes by key ("f2", "e1"): their text, one line each."""
+    from docx.oxml import parse_xml
+
+    found: dict[str, str] = {}
+    for rel in document.part.rels.values():
+        kind = rel.reltype.rsplit("/", 1)[-1]
+        if kind not in ("footnotes", "endnotes") or rel.is_external:
             continue
-        if style.code:
-            if items:
-                flush()
-            code.append(text)
+        try:
+            root = parse_xml(rel.target_part.blob)
+        except Exception:  # a damaged notes part: the body is still read
             continue
-        listed = _list_item(block._p, style, numbering)
-        if listed is not None:
-            if code:
-                flush()
-            depth, ordered = listed
-            items.append(md.ListItem(depth, ordered, md.escape_inline(md.one_line(text))))
-            continue
-        flush()
-        blocks.append(md.paragraph(text))
-    flush()
-    return Converted(md.document(blocks), headings)
+        for note in root.iterchildren(f"{_W}{kind[:-1]}"):
+            key = kind[0] + (note.get(f"{_W}id") or "")
+            found[key] = _plain(note, 0)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +496,8 @@ class _Styles:
             if style.element.get(f"{_W}default") in ("1", "true"):
                 self._default = resolved
 
-    def of(self, paragraph: Paragraph) -> _Style:
-        ids = paragraph._p.xpath("./w:pPr/w:pStyle/@w:val")
+    def of(self, paragraph: Any) -> _Style:
+        ids = paragraph.xpath("./w:pPr/w:pStyle/@w:val")
         return self._by_id.get(str(ids[0]), self._default) if ids else self._default
 
 
@@ -209,7 +545,7 @@ def _outline_level(element: Any) -> int | None:
 
 
 def _list_item(
-    paragraph: Any, style: _Style, numbering: dict[tuple[str, int], str]
+    paragraph: Any, style: _Style, numbering: dict[tuple[str, int], _Level]
 ) -> tuple[int, bool] | None:
     """(depth, ordered) of a list paragraph, else None."""
     own_id, own_level = _numbering_of(paragraph)
@@ -221,7 +557,7 @@ def _list_item(
         return None
     if num_id is not None:
         fmt = numbering.get((num_id, depth))
-        ordered = fmt is not None and fmt not in ("bullet", "none")
+        ordered = fmt is not None and fmt.fmt not in ("bullet", "none")
     else:
         ordered = "number" in name
     if num_id is None or depth == 0:
@@ -239,42 +575,142 @@ def _numbering_of(element: Any) -> tuple[str | None, int | None]:
     return (str(ids[0]) if ids else None), level
 
 
-def _numbering_formats(document: Document) -> dict[tuple[str, int], str]:
-    """(numId, level) -> number format (`bullet`, `decimal`, ...)."""
+@dataclass(frozen=True, slots=True)
+class _Level:
+    """One level of a numbering definition."""
+
+    fmt: str  # `decimal`, `bullet`, `lowerLetter`, ...
+    text: str  # the label's pattern: "%1.%2."
+    start: int
+
+
+def _numbering_formats(document: Document) -> dict[tuple[str, int], _Level]:
+    """(numId, level) -> that level's format, label pattern and start."""
     try:
         numbering = document.part.numbering_part.element
     except (KeyError, NotImplementedError, AttributeError):
         return {}
-    abstract: dict[str, dict[int, str]] = {}
+    abstract: dict[str, dict[int, _Level]] = {}
     for node in numbering.iterchildren(f"{_W}abstractNum"):
-        levels: dict[int, str] = {}
+        levels: dict[int, _Level] = {}
         for lvl in node.iterchildren(f"{_W}lvl"):
-            fmt = lvl.find(f"{_W}numFmt")
             ilvl = lvl.get(f"{_W}ilvl") or "0"
-            if fmt is not None and ilvl.isdigit():
-                levels[int(ilvl)] = fmt.get(f"{_W}val") or ""
+            if not ilvl.isdigit():
+                continue
+            fmt, text, start = (lvl.find(f"{_W}{tag}") for tag in ("numFmt", "lvlText", "start"))
+            begin = start.get(f"{_W}val") if start is not None else "1"
+            levels[int(ilvl)] = _Level(
+                (fmt.get(f"{_W}val") or "") if fmt is not None else "",
+                (text.get(f"{_W}val") or "") if text is not None else "",
+                int(begin) if begin and begin.isdigit() else 1,
+            )
         abstract[node.get(f"{_W}abstractNumId") or ""] = levels
-    formats: dict[tuple[str, int], str] = {}
+    formats: dict[tuple[str, int], _Level] = {}
     for num in numbering.iterchildren(f"{_W}num"):
         ref = num.find(f"{_W}abstractNumId")
         if ref is None:
             continue
-        for ilvl, fmt in abstract.get(ref.get(f"{_W}val") or "", {}).items():
-            formats[(num.get(f"{_W}numId") or "", ilvl)] = fmt
+        for ilvl, level in abstract.get(ref.get(f"{_W}val") or "", {}).items():
+            formats[(num.get(f"{_W}numId") or "", ilvl)] = level
     return formats
 
 
-def _table_rows(table: Any) -> list[list[str]]:
+class _Counters:
+    """The numbers Word shows before numbered paragraphs: one counter per list
+    (numId) and level, a level's counting restarting under a new item above."""
+
+    def __init__(self, formats: dict[tuple[str, int], _Level]) -> None:
+        self._formats = formats
+        self._counts: dict[str, list[int | None]] = {}
+
+    def label(self, num_id: str, level: int) -> str:
+        """Counts this paragraph and returns its label ("2.1"), or ""."""
+        current = self._formats.get((num_id, level))
+        if current is None or current.fmt in ("bullet", "none", ""):
+            return ""
+        counts = self._counts.setdefault(num_id, [None] * 9)
+        previous = counts[level]
+        counts[level] = current.start if previous is None else previous + 1
+        for deeper in range(level + 1, 9):
+            counts[deeper] = None
+
+        def number(found: re.Match[str]) -> str:
+            at = int(found.group(1)) - 1
+            level_format = self._formats.get((num_id, at))
+            count = counts[at] if 0 <= at < 9 else None
+            if count is None:
+                count = level_format.start if level_format is not None else 1
+            return _formatted(count, level_format.fmt if level_format else "decimal")
+
+        return re.sub(r"%([1-9])", number, current.text).strip()
+
+
+def _formatted(count: int, fmt: str) -> str:
+    if fmt in ("lowerLetter", "upperLetter"):
+        letters = chr(ord("a") + (count - 1) % 26) * ((count - 1) // 26 + 1)
+        return letters.upper() if fmt == "upperLetter" else letters
+    if fmt in ("lowerRoman", "upperRoman"):
+        roman = _roman(count)
+        return roman.upper() if fmt == "upperRoman" else roman
+    return str(count)
+
+
+def _roman(count: int) -> str:
+    out = ""
+    for value, numeral in (
+        (1000, "m"),
+        (900, "cm"),
+        (500, "d"),
+        (400, "cd"),
+        (100, "c"),
+        (90, "xc"),
+        (50, "l"),
+        (40, "xl"),
+        (10, "x"),
+        (9, "ix"),
+        (5, "v"),
+        (4, "iv"),
+        (1, "i"),
+    ):
+        while count >= value:
+            out += numeral
+            count -= value
+    return out
+
+
+def _table_rows(table: Any, depth: int) -> list[list[str]]:
+    """A table's rows of cell texts, one per grid column: a merged cell's text
+    is in every grid cell it covers (across, and down a vertical merge), so
+    each row reads whole, as python-docx and docling give it."""
     rows: list[list[str]] = []
-    for row in table.rows:
+    above: dict[int, str] = {}  # grid column -> the text of the cell there in the row above
+    for row in _children(table, "tr"):
         cells: list[str] = []
-        previous = None
-        for cell in row.cells:
-            # A merged cell is handed out once per grid column it spans.
-            cells.append("" if cell._tc is previous else md.one_line(cell.text))
-            previous = cell._tc
+        for cell in _children(row, "tc"):
+            properties = cell.find(f"{_W}tcPr")
+            span = properties.find(f"{_W}gridSpan") if properties is not None else None
+            merge = properties.find(f"{_W}vMerge") if properties is not None else None
+            continued = merge is not None and (merge.get(f"{_W}val") or "continue") == "continue"
+            text = above.get(len(cells), "") if continued else _plain(cell, depth + 1)
+            count = span.get(f"{_W}val") if span is not None else "1"
+            columns = min(int(count), 64) if count and count.isdigit() and int(count) > 0 else 1
+            for _ in range(columns):
+                above[len(cells)] = text
+                cells.append(text)
         rows.append(cells)
     return rows
+
+
+def _children(element: Any, name: str) -> list[Any]:
+    """The rows of a table or the cells of a row, also those a content
+    control or custom XML wraps."""
+    found: list[Any] = []
+    for child in element.iterchildren():
+        if child.tag == f"{_W}{name}":
+            found.append(child)
+        elif child.tag in _WRAPPERS:
+            found.extend(_children(child, name))
+    return found
 
 
 IMPORTER = Importer(

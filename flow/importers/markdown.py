@@ -124,17 +124,24 @@ class ListItem:
     depth: int  # 0: the outermost list
     ordered: bool
     text: str  # inline markdown, escaped already (`escape_inline`, `code_span`)
+    start: int | None = None  # an ordered list's first number, when it is not 1
 
 
 def render_list(items: Iterable[ListItem]) -> str:
     """Items in document order as nested markdown lists: each level indented to
     its parent's content column (what CommonMark needs to nest it); a level
-    deeper than the one before plus one is kept at that one plus one."""
+    deeper than the one before plus one is kept at that one plus one. An
+    ordered list starts at its first item's `start`. An empty item is left
+    out: right under an item's text, a bare `-` would underline that text as
+    a setext heading to every CommonMark reader (an empty item cannot
+    interrupt a paragraph), and it holds no word."""
     lines: list[str] = []
     columns: list[int] = []  # content column of the open item at each depth
     numbers: list[int] = []
     kinds: list[bool] = []
     for item in items:
+        if not item.text.strip():
+            continue
         depth = min(max(item.depth, 0), len(columns))
         if depth < len(columns) and kinds[depth] != item.ordered:
             del columns[depth:], numbers[depth:], kinds[depth:]
@@ -143,9 +150,9 @@ def render_list(items: Iterable[ListItem]) -> str:
             number = numbers[depth] + 1
             del columns[depth:], numbers[depth:], kinds[depth:]
         else:
-            number = 1
+            number = item.start if item.start is not None else 1
         indent = columns[-1] if columns else 0
-        marker = f"{number}." if item.ordered else "-"
+        marker = f"{min(max(number, 0), 999_999_999)}." if item.ordered else "-"
         text_lines = [line for line in map(guard_line, item.text.split("\n")) if line] or [""]
         lines.append(f"{' ' * indent}{marker} {text_lines[0]}".rstrip())
         content = indent + len(marker) + 1

@@ -81,6 +81,7 @@ def hit_json(hit: api.SearchHit) -> dict[str, Any]:
         "source": hit.source,
         "rel_path": hit.rel_path,
         "breadcrumb": hit.breadcrumb,  # the matched section's (docs/sections.md)
+        "title": hit.title,  # the document's, from its front matter (the breadcrumb's root)
         "heading_path": list(
             hit.matched_section.section.heading_path if hit.matched_section else hit.heading_path
         ),
@@ -112,7 +113,7 @@ def section_json(section: api.SectionRead) -> dict[str, Any]:
         "source": section.source,
         "rel_path": section.rel_path,
         "heading_path": list(section.heading_path),
-        "breadcrumb": " > ".join(section.heading_path) or "(preamble)",
+        "breadcrumb": section.breadcrumb or "(preamble)",
         "citation": citation(section.rel_path, section.start_line, section.end_line),
         "text": section.text,
         "omitted_chars": section.omitted_chars,
@@ -225,7 +226,8 @@ def build(settings: Settings) -> MCPServer[Any]:
         ] = None,
     ) -> dict[str, Any]:
         """Search the indexed markdown. Each hit: breadcrumb (its section's heading
-        path), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk).
+        path under the page's title), title (the page's front-matter title, or
+        null), citation (rel_path:Lstart-Lend), score, text and id (for read_chunk).
         `note`, when there is one: the query kept no word to search (stop
         words, punctuation or symbols only; no hits), or a searched source's
         last run did not finish (its rows may be incomplete or stale)."""
@@ -264,7 +266,9 @@ def build(settings: Settings) -> MCPServer[Any]:
         """A document's heading tree: every heading with its level, heading path,
         lines (its whole section: start_line to end_line) and section_id (for
         read_section); first, the text before the first heading when there is
-        any (level null, heading_path [], breadcrumb "(preamble)"). `error`: why
+        any (level null, heading_path [], breadcrumb the document's title, else
+        "(preamble)"). `title`: the document's title from its front matter (the
+        root of every breadcrumb), else null. `error`: why
         the document has no rows (its last run failed it); `note`: what its
         importer said of a converted one (a PDF without bookmarks has no
         headings: its text is all preamble)."""
@@ -272,6 +276,7 @@ def build(settings: Settings) -> MCPServer[Any]:
         return {
             "source": found.source,
             "rel_path": found.rel_path,
+            "title": found.title,
             "error": found.error,
             "note": found.note,
             "headings": [

@@ -21,7 +21,7 @@ CREATE TABLE {table} (
     heading_path    text[]   NOT NULL DEFAULT '{{}}',
     parent_chunk_id uuid,
     recipe          text     NOT NULL,
-    -- Set by the trigger below: from text and heading_path the search vector
+    -- Set by the trigger below: from text, heading_path, title and unsearched the search vector
     -- and BM25's document lengths (docs/search.md), and embed_text from
     -- breadcrumb, table_header and text (docs/rows-and-table.md).
     search_vector   tsvector,
@@ -33,6 +33,10 @@ CREATE TABLE {table} (
     end_line        integer,
     table_header    text,
     section_ids     uuid[]   NOT NULL DEFAULT '{{}}',
+    -- The page title (front matter), the root of breadcrumb; and the spans of
+    -- text that are no words to search (migration 0017).
+    title           text,
+    unsearched      integer[] NOT NULL DEFAULT '{{}}',
 
     CONSTRAINT "{prefix}_position_check" CHECK (position >= 0),
     CONSTRAINT "{prefix}_span_check" CHECK (char_start >= 0 AND char_end >= char_start),
@@ -43,7 +47,7 @@ CREATE TABLE {table} (
     ),
     CONSTRAINT "{prefix}_parent_not_self_check" CHECK (parent_chunk_id <> id),
     CONSTRAINT "{prefix}_breadcrumb_check"
-        CHECK ((breadcrumb IS NULL) = (cardinality(heading_path) = 0)),
+        CHECK ((breadcrumb IS NULL) = (cardinality(heading_path) = 0 AND title IS NULL)),
     CONSTRAINT "{prefix}_lines_check" CHECK (start_line >= 1 AND end_line >= start_line)
 );
 

@@ -1,7 +1,8 @@
 -- A chunk table made by the `chunk_table_sql` of mdchunks 0.1 before
 -- migration 0010 (docs/plugin.md), brought up to date: the line columns
 -- and their check (migration 0009), table_header and section_ids (migration
--- 0011) if it lacks them, and the trigger that
+-- 0011) if it lacks them, title and unsearched with the breadcrumb check that
+-- allows a title alone (migration 0017), and the trigger that
 -- also sets embed_text (migration 0010) in place of the one that set only the
 -- search columns. Rows keep their values. (`chunk_table_upgrade_sql` puts
 -- flow/plugin/chunk_columns.sql, the trigger's function, before it.)
@@ -10,7 +11,14 @@ ALTER TABLE {table}
     ADD COLUMN IF NOT EXISTS start_line integer,
     ADD COLUMN IF NOT EXISTS end_line integer,
     ADD COLUMN IF NOT EXISTS table_header text,
-    ADD COLUMN IF NOT EXISTS section_ids uuid[] NOT NULL DEFAULT '{{}}';
+    ADD COLUMN IF NOT EXISTS section_ids uuid[] NOT NULL DEFAULT '{{}}',
+    ADD COLUMN IF NOT EXISTS title text,
+    ADD COLUMN IF NOT EXISTS unsearched integer[] NOT NULL DEFAULT '{{}}';
+
+ALTER TABLE {table} DROP CONSTRAINT IF EXISTS "{prefix}_breadcrumb_check";
+ALTER TABLE {table}
+    ADD CONSTRAINT "{prefix}_breadcrumb_check"
+    CHECK ((breadcrumb IS NULL) = (cardinality(heading_path) = 0 AND title IS NULL));
 
 DO $do$
 BEGIN

@@ -13,6 +13,7 @@ caller's memo saves.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 import cocoindex as coco
@@ -26,6 +27,7 @@ from mdchunks.heading_index.sections import attach_sections
 from mdchunks.heading_index.structure import budget_split_from
 from mdchunks.plugin.rows import ROWS_VERSION
 from mdchunks.plugin.splitting import GuardedSplitter
+from mdchunks.plugin.titles import document_title
 
 _DEFAULT = ChunkOptions()
 
@@ -63,13 +65,17 @@ def chunk_markdown(
     `"mdx"` for MDX (`mdchunks.heading_index.dialect_for(path)` tells by the
     file's name). Heading columns come from the heading
     index unless `options.headings` is off; the structure chunker needs them
-    (without, the budget splitter chunks alone).
+    (without, the budget splitter chunks alone). With `options.titles` (the
+    default) the front matter's title roots every breadcrumb.
     """
     # The index before the split: each parse peaks at about 50 bytes of memory
     # per byte of markdown and frees it all when done, but the splitter's freed
     # memory is not reused by the parse after it (the peaks would add up:
     # 5.0 GB instead of 2.8 GB for a 50 MB document; benchmarks stage 6).
     index = build_index(text, dialect) if options.headings else None
+    if index is not None and options.titles:
+        # The page title roots the breadcrumbs (docs/heading-index.md, "The page title").
+        index = replace(index, title=document_title(text))
     chunker = get_chunker(options.chunker)
     chunking = chunker.chunk(text, index, _budget_split(language), options)
     if index is None:

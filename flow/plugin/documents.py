@@ -10,6 +10,7 @@ the markdown they become is the document (`read_document`,
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 
@@ -90,7 +91,22 @@ def read_document(data: bytes, name: str, invalid_utf8: str = "skip") -> Documen
             f"{importer.name}: nested too deeply to convert (past Python's recursion "
             f"limit of {sys.getrecursionlimit():,})"
         ) from None
-    return DocumentContent(converted.text, importer.name, converted.headings, converted.note)
+    text, note = converted.text, converted.note
+    text, mended = _LONE_SURROGATE.subn("\ufffd", text)
+    if mended:
+        note = f"{note}; {MENDED}" if note else MENDED
+    if not _WORD.search(text):
+        raise DocumentProblem(f"{importer.name}: {NO_TEXT}")
+    return DocumentContent(text, importer.name, converted.headings, note)
+
+
+# A code point no UTF-8 can hold (half of a UTF-16 pair): a PDF's broken
+# ToUnicode map gives them. cocoindex refuses such a text at ingest, after
+# the conversion said nothing; mended here, said in the note.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+MENDED = "lone surrogates (no UTF-8 holds them) in its text replaced by U+FFFD"
+_WORD = re.compile(r"[^\W_]")
+NO_TEXT = "no text: it converts to no words (a scan, or images only?)"
 
 
 @coco.fn(deps=importer_versions())

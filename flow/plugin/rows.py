@@ -42,8 +42,9 @@ TRIGGER_COLUMNS = ("search_vector", "search_heading_length", "search_text_length
 # What a row of a chunk holds, as part of the logic a memo sees (flow/plugin/chunking.py):
 # 2 added start_line and end_line, so an upgrade processes every document again
 # and rows written before get their lines; 3 sends table_header, not embed_text;
-# 4 adds section_ids and the section rows (docs/sections.md).
-ROWS_VERSION = "4"
+# 4 adds section_ids and the section rows (docs/sections.md); 5 the page
+# title and the unsearched spans (migration 0017).
+ROWS_VERSION = "5"
 
 
 def chunk_id(source: str, rel_path: str, position: int) -> uuid.UUID:
@@ -84,6 +85,13 @@ class ChunkRow:
     end_line: Annotated[int, PgType("integer")] | None
     # The sections the chunk holds (HeadingChunk.sections), as section ids.
     section_ids: Annotated[list[uuid.UUID], PgType("uuid[]")]
+    # The document's title from its front matter (docs/heading-index.md, "The
+    # page title"): the root of `breadcrumb`, searched with the heading path.
+    title: str | None
+    # What of `text` is no words to search (front matter, MDX's ESM and
+    # comments): flat start/end pairs of code-point offsets into `text`, which
+    # the trigger blanks before analysing it (heading_index/searchable.py).
+    unsearched: Annotated[list[int], PgType("integer[]")]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _by_fields(self)
@@ -119,6 +127,7 @@ class SectionRow:
     gap_starts: Annotated[list[int], PgType("integer[]")]
     gap_texts: Annotated[list[str], PgType("text[]")]
     recipe: str
+    title: str | None  # the document's, the root of `breadcrumb`
 
     def __reduce__(self) -> tuple[Any, ...]:
         return _by_fields(self)
@@ -193,6 +202,7 @@ def section_rows(
             gap_starts=[start for start, _ in section.gaps],
             gap_texts=[text for _, text in section.gaps],
             recipe=recipe,
+            title=section.title,
         )
         for section in sections
     ]
@@ -261,6 +271,8 @@ def chunk_rows(
             "start_line": chunk.start_line,
             "end_line": chunk.end_line,
             "section_ids": [id_of(o) for o in chunk.sections],
+            "title": chunk.title,
+            "unsearched": list(chunk.unsearched),
         }
         if extra is not None:
             fields.update(extra(chunk))
@@ -297,3 +309,4 @@ class DocumentRow:
     # pdf), and the importer's note (docs/importers.md).
     source_format: str = "markdown"
     import_note: str | None = None
+    title: str | None = None  # from its front matter (docs/heading-index.md)

@@ -26,6 +26,7 @@ CREATE TABLE {table} (
     gap_starts        integer[] NOT NULL DEFAULT '{{}}',
     gap_texts         text[]   NOT NULL DEFAULT '{{}}',
     recipe            text     NOT NULL,
+    title             text,
 
     CONSTRAINT "{prefix}_ordinal_check" CHECK (ordinal >= 0),
     CONSTRAINT "{prefix}_span_check" CHECK (
@@ -40,7 +41,7 @@ CREATE TABLE {table} (
     CONSTRAINT "{prefix}_headings_together_check" CHECK (
         (heading_text IS NULL) = (heading_level IS NULL)
         AND (heading_text IS NULL) = (cardinality(heading_path) = 0)
-        AND (breadcrumb IS NULL) = (cardinality(heading_path) = 0)
+        AND (breadcrumb IS NULL) = (cardinality(heading_path) = 0 AND title IS NULL)
     ),
     CONSTRAINT "{prefix}_parent_not_self_check" CHECK (parent_section_id <> id),
     CONSTRAINT "{prefix}_gaps_check" CHECK (

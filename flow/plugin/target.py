@@ -148,19 +148,22 @@ async def _check_columns(
         return
     lacks = f"table {qualified} lacks the column(s) {', '.join(missing)} that its rows write"
     ours = table_name in (CHUNKS_TABLE, SECTIONS_TABLE) and pg_schema_name is None
-    if ours and {"table_header", "section_ids"} & set(missing):
+    upgraded = {"table_header", "section_ids", "title", "unsearched"} & set(missing)
+    if ours and upgraded:
         raise ChunkTableMismatch(
             f"{lacks}: the database is not migrated yet (run `mdchunks migrate`)"
         )
-    if {"table_header", "section_ids"} & set(missing):
-        # An older chunk_table_sql's table: its trigger does not compose
-        # embed_text either, which adding the columns alone would not fix.
+    if upgraded:
+        # An older chunk_table_sql's (or section_table_sql's) table: its
+        # trigger or its checks need changing too, which adding the columns
+        # alone would not do.
+        kind = "chunk" if "position" in columns else "section"
         named = repr(table_name) + (
             "" if pg_schema_name is None else f", pg_schema_name={pg_schema_name!r}"
         )
         raise ChunkTableMismatch(
-            f"{lacks}: it was made by an older chunk_table_sql "
-            f"(to bring it up to date: run the SQL of mdchunks.chunk_table_upgrade_sql({named}))"
+            f"{lacks}: it was made by an older {kind}_table_sql (to bring it up to date: "
+            f"run the SQL of mdchunks.{kind}_table_upgrade_sql({named}))"
         )
     # The row type's own column types make the statement that adds them.
     added = ", ".join(f"ADD COLUMN {name} {columns[name].type}" for name in missing)
@@ -204,8 +207,20 @@ def section_table_sql(
 ) -> str:
     """The DDL of a section table named `table_name`: columns, constraints and
     index, as our migrations make `content_sections` (docs/sections.md)."""
+    return _section_sql("section_table.sql", table_name, pg_schema_name)
+
+
+def section_table_upgrade_sql(table_name: str, *, pg_schema_name: str | None = None) -> str:
+    """The DDL that brings a section table made by an older `section_table_sql`
+    (before migration 0017) up to date: the `title` column and the check that
+    lets a preamble's breadcrumb be the title. Rows keep their values; running
+    it twice changes nothing more."""
+    return _section_sql("section_table_upgrade.sql", table_name, pg_schema_name)
+
+
+def _section_sql(template_name: str, table_name: str, pg_schema_name: str | None) -> str:
     table, schema = _names(table_name, pg_schema_name)
-    template = resources.files("mdchunks.plugin").joinpath("section_table.sql").read_text("utf-8")
+    template = resources.files("mdchunks.plugin").joinpath(template_name).read_text("utf-8")
     return template.format(table=schema + table, prefix=table_name.replace('"', '""'))
 
 

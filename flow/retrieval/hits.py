@@ -191,6 +191,7 @@ def to_json(hit: Any) -> dict[str, Any]:
         "end_line": hit.end_line,
         "heading_path": list(hit.heading_path),
         "breadcrumb": hit.stored_breadcrumb,
+        "title": hit.title,
         "score": hit.rank,
         "text": hit.text,
         "matched_section": (

@@ -238,7 +238,7 @@ def hits_sql(match: str, table: ChunkTable = MANAGED) -> str:
         WITH q AS (SELECT {TSQUERIES[match]} AS query)
         SELECT c.id, c.source, c.rel_path, c.position, c.heading_path, c.breadcrumb,
                {snippets.SNIPPET_SQL} AS snippet,
-               c.char_start, c.char_end, c.text, c.start_line, c.end_line
+               c.char_start, c.char_end, c.text, c.start_line, c.end_line, c.unsearched, c.title
         FROM {table.identifier} c, q
         WHERE c.id = ANY(%(ids)s::uuid[])
         """

@@ -58,6 +58,7 @@ class Document:
     chunks: tuple[tuple[int, int], ...] = ()  # each stored chunk's [char_start, char_end)
     # The sections' starts, in order (for `held`'s bisect; one list a document).
     starts: tuple[int, ...] = ()
+    title: str | None = None  # from its front matter, as its chunk rows keep it
 
     def section_text(self, section: SectionSpan) -> str:
         return self.text[section.char_start : section.char_end]
@@ -109,11 +110,12 @@ class Document:
 
 def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) -> Document | None:
     """The document's text and sections; None when the table holds no chunk of it."""
+    rows = conn.execute(
+        table.query("document_chunks"), {"source": source, "rel_path": rel_path}
+    ).fetchall()
     pieces = [
         Piece(int(position), int(start), int(end), text, first)
-        for position, start, end, first, _last, text in conn.execute(
-            table.query("document_chunks"), {"source": source, "rel_path": rel_path}
-        )
+        for position, start, end, first, _last, text, _title in rows
     ]
     if not pieces:
         return None
@@ -126,6 +128,7 @@ def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) ->
         found,
         tuple((piece.char_start, piece.char_end) for piece in pieces),
         tuple(section.char_start for section in found),
+        rows[0][6],
     )
 
 

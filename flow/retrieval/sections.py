@@ -48,7 +48,8 @@ class SectionRef:
 
     @property
     def shown(self) -> str:
-        """The breadcrumb a person is shown; `(preamble)` before the first heading."""
+        """The breadcrumb a person is shown; before the first heading, the
+        document's title, else `(preamble)`."""
         return self.breadcrumb if self.breadcrumb is not None else "(preamble)"
 
     def to_json(self) -> dict[str, Any]:
@@ -194,6 +195,7 @@ class DocumentOutline:
     # What its importer said of a converted document ("no outline
     # (bookmarks): text without headings"); None for markdown.
     note: str | None = None
+    title: str | None = None  # from its front matter (docs/heading-index.md)
 
 
 def outline(
@@ -202,11 +204,11 @@ def outline(
     """The outlines of one document, of a source's documents, or of every
     source's (None for either: all), by source and path."""
     grouped: dict[tuple[str, str], list[OutlineEntry]] = {}
-    said: dict[tuple[str, str], tuple[str | None, str | None]] = {}  # (error, note)
+    said: dict[tuple[str, str], tuple[str | None, str | None, str | None]] = {}
     for row in conn.execute(QUERIES["document_outline"], {"source": source, "rel_path": rel_path}):
         document = (str(row[0]), str(row[1]))
         entries = grouped.setdefault(document, [])
-        said[document] = (row[14], row[15])
+        said[document] = (row[14], row[15], row[16])  # error, note, title
         if row[2] is not None:
             entries.append(OutlineEntry(_ref(row[2:12]), row[12], int(row[13])))
     return [

@@ -9,7 +9,9 @@ tags are often the very words searched for. So the text goes into
 takes for a separator, so `Teleport` is a plain word and can be highlighted),
 and `shown` lifts the mask in Python. Any `MASK`, `HIGHLIGHT_START` or
 `HIGHLIGHT_STOP` character already in the text becomes a space first, so
-what the snippet marks is only what `ts_headline` marked.
+what the snippet marks is only what `ts_headline` marked. Front matter and
+MDX's ESM and comments (a chunk's `unsearched` spans) are spaces to it, so a
+snippet never opens there; `shown` is given the same searchable text.
 
 `ts_headline` cuts its fragments at the parser's token boundaries, which
 are not a reader's (`show]}` of `` `v-show` {#v-if-vs-v-show} ``), and keeps
@@ -31,10 +33,21 @@ def _chr(character: str) -> str:
     return f"chr({ord(character)})"
 
 
+# The chunk's searchable text (heading_index/searchable.py): its unsearched
+# spans (front matter, MDX's ESM and comments) as spaces, so that no snippet
+# opens in them; the text itself for the usual chunk, which has none.
+_SEARCHABLE_TEXT = (
+    "CASE WHEN cardinality(c.unsearched) = 0 THEN c.text ELSE ("
+    "SELECT string_agg(substr(c.text, coalesce(c.unsearched[2 * g - 2], 0) + 1, "
+    "c.unsearched[2 * g - 1] - coalesce(c.unsearched[2 * g - 2], 0)) "
+    "|| repeat(' ', c.unsearched[2 * g] - c.unsearched[2 * g - 1]), '' ORDER BY g) "
+    "FROM generate_series(1, cardinality(c.unsearched) / 2) AS g"
+    ") || substr(c.text, c.unsearched[cardinality(c.unsearched)] + 1) END"
+)
 # translate() maps characters one for one, in one pass: `<` -> MASK, and the
 # three control characters (MASK itself first) -> spaces.
 _MASKED_TEXT = (
-    f"translate(c.text, '<' || {_chr(MASK)} || {_chr(HIGHLIGHT_START)} || "
+    f"translate({_SEARCHABLE_TEXT}, '<' || {_chr(MASK)} || {_chr(HIGHLIGHT_START)} || "
     f"{_chr(HIGHLIGHT_STOP)}, {_chr(MASK)} || '   ')"
 )
 

@@ -67,6 +67,7 @@ READ_COLUMNS = (
     "id", "source", "rel_path", "position", "char_start", "char_end", "text",
     "heading_text", "heading_path", "breadcrumb", "parent_chunk_id", "search_vector",
     "search_heading_length", "search_text_length", "start_line", "end_line",
+    "title", "unsearched",
 )
 # fmt: on
 # Columns only a section table has: a host that names its section table.

@@ -41,8 +41,9 @@ from mdchunks.db import database
 from mdchunks.db.database import redact, scrub
 from mdchunks.errors import DatabaseUnavailable
 from mdchunks.heading_index import dialect_for
+from mdchunks.importers.registry import importer_for
 from mdchunks.plugin.chunking import chunk_markdown
-from mdchunks.plugin.documents import DocumentContent, DocumentProblem, read_document
+from mdchunks.plugin.documents import DocumentProblem, read_document
 from mdchunks.plugin.recipe import Recipe
 from mdchunks.plugin.rows import (
     ChunkRow,
@@ -57,6 +58,7 @@ from mdchunks.source.files import (
     DocumentFile,
     DocumentTooLarge,
     LiveDocuments,
+    converted_too_large,
     one_line,
     too_large,
 )
@@ -136,6 +138,7 @@ class ChunkedDocument:
     sections: list[SectionRow] = field(default_factory=list)
     merges: int = 0  # structure chunker: sections folded into an earlier section's chunk
     breadcrumb_truncations: int = 0  # chunks whose breadcrumb was cut to the budget
+    title: str | None = None  # the document's, from its front matter
 
 
 @coco.fn
@@ -162,12 +165,31 @@ def chunk_document(text: str, *, source: str, rel_path: str, recipe: Recipe) -> 
     rows = chunk_rows(
         chunking.chunks, source=source, rel_path=rel_path, recipe=fingerprint, ids=ids
     )
-    return ChunkedDocument(rows, sections, chunking.merges, chunking.breadcrumb_truncations)
+    return ChunkedDocument(
+        rows, sections, chunking.merges, chunking.breadcrumb_truncations, chunking.title
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentWork:
+    """What a run keeps of one document's reading and chunking: the counts
+    its document row keeps and the encoded rows the ledger writes. Not the
+    rows nor the text: a document chunked in a child sends this back, and
+    the run held both again (issue 42: memory per document)."""
+
+    content_hash: str
+    encoded: writes.Encoded = writes.NOTHING
+    chunks: int = 0
+    sections: int = 0
+    merges: int = 0
+    breadcrumb_truncations: int = 0
+    note: str | None = None
+    title: str | None = None  # the document's, from its front matter
 
 
 def _read_chunk_and_hash(
-    data: bytes, *, source: str, rel_path: str, recipe: Recipe
-) -> tuple[DocumentContent, ChunkedDocument, str, writes.Encoded]:
+    data: bytes, *, source: str, rel_path: str, recipe: Recipe, max_text_bytes: int | None = None
+) -> DocumentWork:
     # Reading runs in the worker thread too: a converted document (HTML, DOCX,
     # PDF) is parsed there, under the quarantine's guard, as the splitter runs
     # (lxml is native code; pypdf is slow on some files). The hash too runs off
@@ -176,18 +198,43 @@ def _read_chunk_and_hash(
     # as 20% of the loop's time on the rust-book x16). So does the encoding of
     # the section rows the ledger keeps until they are written.
     content = read_document(data, rel_path, recipe.invalid_utf8)
+    if max_text_bytes is not None and content.source_format != "markdown":
+        # `--max-doc-bytes` bounds what a file becomes, not only its bytes on
+        # disk: a 278 KB DOCX inflated to 60 MB of text (issue 42).
+        became = _utf8_size_past(content.text, max_text_bytes)
+        if became is not None:
+            raise DocumentTooLarge(converted_too_large(len(data), became, max_text_bytes))
     chunked = chunk_document(content.text, source=source, rel_path=rel_path, recipe=recipe)
-    return (
-        content,
-        chunked,
-        hashlib.sha256(data).hexdigest(),
-        writes.Encoded.of(chunked.rows, chunked.sections),
+    return DocumentWork(
+        content_hash=hashlib.sha256(data).hexdigest(),
+        encoded=writes.Encoded.of(chunked.rows, chunked.sections),
+        chunks=len(chunked.rows),
+        sections=len(chunked.sections),
+        merges=chunked.merges,
+        breadcrumb_truncations=chunked.breadcrumb_truncations,
+        note=content.note,
+        title=chunked.title,
     )
 
 
+def _utf8_size_past(text: str, limit: int) -> int | None:
+    """The UTF-8 size of `text` when it is over `limit` bytes, else None
+    (encoded only when its characters alone do not decide)."""
+    if len(text) <= limit // 4:
+        return None
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    return size if size > limit else None
+
+
 def _read_chunk_and_hash_in_child(
-    data: bytes, *, source: str, rel_path: str, recipe: Recipe, limits: DocumentLimits
-) -> tuple[DocumentContent, ChunkedDocument, str, writes.Encoded]:
+    data: bytes,
+    *,
+    source: str,
+    rel_path: str,
+    recipe: Recipe,
+    limits: DocumentLimits,
+    max_text_bytes: int | None = None,
+) -> DocumentWork:
     # A memo keeps the logic of the `@coco.fn`s its function called; the
     # child's calls are unseen here, so the same function is called on an
     # empty text (microseconds): a new chunk_document still re-runs this one.
@@ -195,7 +242,12 @@ def _read_chunk_and_hash_in_child(
     return run_in_child(
         _read_chunk_and_hash,
         (data,),
-        {"source": source, "rel_path": rel_path, "recipe": recipe},
+        {
+            "source": source,
+            "rel_path": rel_path,
+            "recipe": recipe,
+            "max_text_bytes": max_text_bytes,
+        },
         limits,
     )
 
@@ -220,21 +272,25 @@ async def process_document(
     if len(data) > run.max_doc_bytes:
         raise DocumentTooLarge(too_large(len(data), run.max_doc_bytes))
     error: str | None = None
-    chunked = ChunkedDocument()
-    content: DocumentContent | None = None
-    encoded = writes.NOTHING
     try:
         if isinstance(file, DocumentFile) and file.failure:
             raise DocumentProblem(file.failure)
         # In a worker thread, so that documents overlap (flow/source/offload.py);
-        # a large one in a child process within the run's limits
-        # (flow/source/bounded.py), where a crash costs the run nothing; a
-        # small one marked in the run's journal while it runs
+        # a large one, and every converted one, in a child process within the
+        # run's limits (flow/source/bounded.py), where a crash costs the run
+        # nothing: what a converted file becomes is not known from its size
+        # on disk (issue 42: a 278 KB DOCX became 60 MB of text). A small
+        # markdown one is marked in the run's journal while it runs
         # (flow/source/quarantine.py).
         large = len(data) >= run.limits.child_above_bytes
+        bounded = large or importer_for(rel_path) is not None
         work = (
-            functools.partial(_read_chunk_and_hash_in_child, limits=run.limits)
-            if large
+            functools.partial(
+                _read_chunk_and_hash_in_child,
+                limits=run.limits,
+                max_text_bytes=run.max_doc_bytes,
+            )
+            if bounded
             else run.quarantine.guard(
                 rel_path, _read_chunk_and_hash, data=data, recipe=recipe.fingerprint()
             )
@@ -242,7 +298,7 @@ async def process_document(
         if large:  # the progress line names it while it takes its time
             run.in_flight[rel_path] = len(data)
         try:
-            content, chunked, content_hash, encoded = await run_off_loop(
+            done: DocumentWork = await run_off_loop(
                 len(data),
                 functools.partial(work, data, source=source, rel_path=rel_path, recipe=recipe),
             )
@@ -250,8 +306,7 @@ async def process_document(
             run.in_flight.pop(rel_path, None)
     except DocumentProblem as problem:
         error = str(problem)
-        content_hash = hashlib.sha256(data).hexdigest()
-    rows = chunked.rows
+        done = DocumentWork(content_hash=hashlib.sha256(data).hexdigest())
     # The document's own row (mdchunks_documents) is written from the ledger
     # after the engine is done, in one statement for the whole run; its chunk
     # and section rows in batches as the run goes (flow/source/writes.py):
@@ -261,16 +316,17 @@ async def process_document(
         Processed(
             rel_path=rel_path,
             size_bytes=len(data),
-            chunks=len(rows),
-            sections=len(chunked.sections),
+            chunks=done.chunks,
+            sections=done.sections,
             error=error,
-            content_hash=content_hash,
-            merges=chunked.merges,
-            breadcrumb_truncations=chunked.breadcrumb_truncations,
+            content_hash=done.content_hash,
+            merges=done.merges,
+            breadcrumb_truncations=done.breadcrumb_truncations,
             source_format=recipe.source_format(rel_path),
-            import_note=None if content is None else content.note,
+            import_note=done.note,
+            title=done.title,
         ),
-        encoded,
+        done.encoded,
     )
     if not run.live and not run.writing and run.pending_rows >= writes.BATCH_ROWS:
         # A watch writes them at each change it reports, in order (two

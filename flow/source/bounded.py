@@ -68,7 +68,11 @@ DEFAULT_DOC_SECONDS = 180.0
 # stopped by this limit past about 8 MB.
 DEFAULT_DOC_MEMORY_MB = 4096
 _POLL_SECONDS = 0.05
-_PRELOAD = ["mdchunks.source.app"]
+# The importers' libraries too, and a document of each kind chunked once
+# (flow/source/warmup.py): every converted file is read in a child, and each
+# child importing them again cost it about 0.2 s (seconds on a loaded
+# machine), and its parsers' first call tens of ms more.
+_PRELOAD = ["mdchunks.source.app", "mdchunks.source.warmup"]
 # The child's own deadline comes this long after the parent's (SIGALRM).
 _ALARM_GRACE_SECONDS = 5
 # `signal.alarm` takes a C int: a limit past this would overflow it in the

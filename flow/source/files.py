@@ -195,6 +195,13 @@ def too_large(size: int, limit: int) -> str:
     return f"too large: {size:,} bytes, over the limit of {limit:,} (--max-doc-bytes)"
 
 
+def converted_too_large(size: int, became: int, limit: int) -> str:
+    return (
+        f"too large once converted: {size:,} bytes on disk became {became:,} bytes of "
+        f"markdown, over the limit of {limit:,} (--max-doc-bytes)"
+    )
+
+
 def _file_kind(mode: int) -> str:
     if stat_module.S_ISDIR(mode):
         return "a folder"

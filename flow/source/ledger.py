@@ -35,6 +35,7 @@ class Processed:
     # importer noted (a PDF without outline); kept on its document row.
     source_format: str = "markdown"
     import_note: str | None = None
+    title: str | None = None  # from its front matter, kept on its document row
 
     def refused(self, cause: str) -> Processed:
         """This outcome when the database refused the document's rows: a

@@ -179,6 +179,7 @@ def record_documents(
             "sections": [o.sections for o in outcomes],
             "formats": [o.source_format for o in outcomes],
             "notes": [o.import_note for o in outcomes],
+            "titles": [o.title for o in outcomes],
         },
     )
 

@@ -24,6 +24,7 @@ host's app has no reconciliation of ours.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,11 +43,13 @@ BATCH_ROWS = 500
 
 @dataclass(frozen=True, slots=True)
 class Encoded:
-    """One document's rows as JSON objects joined by commas (no brackets), so
-    the fragments of many documents join into one array per table."""
+    """One document's rows as pieces of JSON objects joined by commas (no
+    brackets), so the pieces of many documents join into one array per
+    table. Pieces, not one string: joining them per document held the
+    document's JSON twice (issue 42: memory per document)."""
 
-    chunks: str
-    sections: str
+    chunks: tuple[str, ...]
+    sections: tuple[str, ...]
     rows: int  # chunk rows and section rows
     chunk_rows: int = 0
 
@@ -60,12 +63,22 @@ class Encoded:
         )
 
 
-NOTHING = Encoded("", "", 0)
+NOTHING = Encoded((), (), 0)
 
 
-def _fragment(objects: Iterable[dict[str, object]]) -> str:
-    # One dumps call per document, its brackets dropped.
-    return json.dumps(list(objects), ensure_ascii=False, separators=(",", ":"))[1:-1]
+# Rows per dumps call: one call per document held every row's dict at once,
+# 350 bytes of memory a byte of a heading-dense document (issue 42); a call
+# per row costs its own overhead each.
+_ROWS_PER_DUMP = 256
+
+
+def _fragment(objects: Iterable[dict[str, object]]) -> tuple[str, ...]:
+    # Each batch's brackets dropped.
+    rows = iter(objects)
+    pieces = []
+    while batch := list(itertools.islice(rows, _ROWS_PER_DUMP)):
+        pieces.append(json.dumps(batch, ensure_ascii=False, separators=(",", ":"))[1:-1])
+    return tuple(pieces)
 
 
 def _chunk(row: ChunkRow) -> dict[str, object]:
@@ -87,6 +100,8 @@ def _chunk(row: ChunkRow) -> dict[str, object]:
         "start_line": row.start_line,
         "end_line": row.end_line,
         "section_ids": [str(section_id) for section_id in row.section_ids],
+        "title": row.title,
+        "unsearched": row.unsearched,
     }
 
 
@@ -114,6 +129,7 @@ def _section(row: SectionRow) -> dict[str, object]:
         "gap_starts": row.gap_starts,
         "gap_texts": row.gap_texts,
         "recipe": row.recipe,
+        "title": row.title,
     }
 
 
@@ -124,7 +140,7 @@ def _statements(documents: Sequence[Encoded]) -> list[tuple[str, dict[str, str]]
         ("write_sections", [d.sections for d in documents]),
     ):
         if any(fragments):
-            rows = "[" + ",".join(f for f in fragments if f) + "]"
+            rows = "[" + ",".join(piece for pieces in fragments for piece in pieces) + "]"
             statements.append((QUERIES[name], {"rows": rows}))
     return statements
 

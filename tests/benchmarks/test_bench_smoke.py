@@ -81,3 +81,19 @@ def test_document_cost_prints_every_shape(capsys: pytest.CaptureFixture[str]) ->
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:4] == ["shape", "MB", "s", "s/MB"]
     assert [line.split()[0] for line in lines[1:]] == list(document_cost.SHAPES)
+
+
+def test_memory_shapes_prints_the_base_beside_this_checkout(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from benchmarks import memory_shapes
+
+    assert memory_shapes.main(["--mb", "0.01", "--shapes", "table,docx"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "base bdf4231" in lines[0]
+    assert lines[1].split() == [
+        "shape", "disk", "MB", "text", "MB", "base", "MB", "x", "text", "base", "s",
+        "after", "MB", "x", "text", "after", "s",
+    ]  # fmt: skip
+    assert [line.split()[0] for line in lines[2:]] == ["table", "docx"]
+    assert all(line.count("x") >= 2 for line in lines[2:])

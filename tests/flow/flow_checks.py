@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from mdchunks.heading_index import (
     structure_chunks,
 )
 from mdchunks.heading_index.coverage import repair_spans
+from mdchunks.plugin.titles import document_title
 from mdchunks.retrieval import lexical
 from psycopg.rows import dict_row
 
@@ -122,10 +123,11 @@ class ExpectedChunk:
 
 def expected_chunks(text: str, rel_path: str, recipe: Recipe) -> list[ExpectedChunk]:
     """What a document's rows must hold, computed here from the libraries alone."""
+    title = document_title(text) if recipe.titles and recipe.is_markdown(rel_path) else None
     if recipe.uses_structure(rel_path):
         result = structure_chunks(
             text,
-            build_index(text, dialect_for(rel_path)),
+            replace(build_index(text, dialect_for(rel_path)), title=title),
             StructureOptions.of(recipe),
             _BUDGET_SPLIT,
         )
@@ -152,8 +154,10 @@ def expected_chunks(text: str, rel_path: str, recipe: Recipe) -> list[ExpectedCh
     index = build_index(text, dialect_for(rel_path))
     for (start, end), column in zip(spans, assign(index, spans), strict=True):
         breadcrumb = None
-        if column.heading_path:
-            breadcrumb, _ = render_breadcrumb(column.heading_path, recipe.breadcrumb_budget)
+        if column.heading_path or title:
+            breadcrumb, _ = render_breadcrumb(
+                column.heading_path, recipe.breadcrumb_budget, title=title
+            )
         found.append(
             ExpectedChunk(
                 start,
@@ -180,7 +184,7 @@ def assert_table_invariants(url: str, source: str = "docs") -> None:
             AND (c.heading_level IS NULL OR c.heading_level BETWEEN 1 AND 6)
             AND (c.heading_text IS NULL) = (c.heading_level IS NULL)
             AND (c.heading_text IS NULL) = (cardinality(c.heading_path) = 0)
-            AND (c.breadcrumb IS NULL) = (cardinality(c.heading_path) = 0)
+            AND (c.breadcrumb IS NULL) = (cardinality(c.heading_path) = 0 AND c.title IS NULL)
             -- the embed text is the breadcrumb, a blank line, (table header rows,) the text
             AND (c.breadcrumb IS NULL OR c.breadcrumb = ''
                  OR starts_with(c.embed_text, c.breadcrumb || E'\n\n'))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from conftest import Ingest, RunCli
 from flow_checks import fetch
+from mdchunks.importers import pdf
 from mdchunks.plugin.documents import read_document
 from mdchunks.plugin.recipe import Recipe
 
@@ -24,7 +25,7 @@ def _mixed(root: Path) -> Path:
     (root / "tender.html").write_bytes(documents.html_of(spec))
     (root / "tender.docx").write_bytes(documents.docx_of(spec))
     (root / "tender.pdf").write_bytes(documents.pdf_of(spec))
-    (root / "scan.pdf").write_bytes(documents.pdf_of(spec, outline=False))
+    (root / "scan.pdf").write_bytes(documents.pdf_of(spec, outline=False, styled=False))
     (root / "broken.docx").write_bytes(b"not a zip")
     (root / "index.rst").write_text("Title\n=====\n")
     (root / "api.rst").write_text("API\n===\n")
@@ -46,7 +47,7 @@ def test_a_mixed_folder_converts_counts_and_fails_alone(
     assert report.processed == 6
     assert report.skipped_suffixes == ((".rst", 2), (".png", 1))
     assert report.converted == (("pdf", 2), ("docx", 1), ("html", 1))
-    assert report.import_notes == (("pdf: no outline (bookmarks): text without headings", 1),)
+    assert report.import_notes == ((f"pdf: {pdf.NO_HEADINGS}", 1),)
 
     formats = {
         d["rel_path"]: d["source_format"]
@@ -144,3 +145,36 @@ def test_deeply_nested_html_fails_in_one_line_and_is_not_converted_again(
     assert {f.rel_path: f.cause for f in again.failures} == {
         "deep.html": f"{failures['deep.html']} (unchanged since an earlier run)"
     }
+
+
+def test_a_mended_text_and_an_empty_document_count_alike_in_summary_and_status(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    """A PDF whose text holds a lone surrogate is mended at conversion (its
+    note says so), not failed later at ingest; a DOCX without a word fails in
+    one line naming it; the run's summary and `status` count the same
+    failures (issue 39)."""
+    import io
+
+    import docx as python_docx
+    from mdchunks.plugin.documents import MENDED, NO_TEXT
+
+    from tests.importers.test_docling_yardstick import surrogate_pdf
+
+    root = tmp_path / "odd"
+    root.mkdir()
+    (root / "broken-map.pdf").write_bytes(surrogate_pdf())
+    empty = python_docx.Document()
+    out = io.BytesIO()
+    empty.save(out)
+    (root / "empty.docx").write_bytes(out.getvalue())
+    (root / "fine.md").write_text("# Fine\n\nWords.\n")
+
+    result = run_cli("ingest", str(root), "--source", "odd")
+    assert result.code == 1
+    assert "  documents: 2 processed, 0 unchanged, 1 failed" in result.out
+    assert f"1 pdf: {pdf.NO_HEADINGS}; {MENDED}" in result.out
+    assert f"empty.docx: docx: {NO_TEXT}" in result.err
+    assert "TypeError" not in result.out + result.err
+    status = run_cli("status")
+    assert "1 failed" in status.out, status.out

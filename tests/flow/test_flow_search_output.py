@@ -28,6 +28,7 @@ FIELDS = {
     "end_line",
     "heading_path",
     "breadcrumb",
+    "title",
     "score",
     "text",
     "matched_section",

@@ -86,8 +86,13 @@ def test_structure_rows_are_what_the_chunker_gives(
     assert txt and all(r["breadcrumb"] is None and r["embed_text"] == r["text"] for r in txt)
     markdown = [row for row in rows if not row["rel_path"].endswith(".txt")]
     for row in markdown:
-        if row["heading_path"]:
-            assert row["breadcrumb"] == " > ".join(row["heading_path"]) or "…" in row["breadcrumb"]
+        # The page title (front matter) roots the path (docs/heading-index.md).
+        title = row["title"]
+        path = row["heading_path"]
+        if title and not (path and path[0].casefold() == title.casefold()):
+            path = [title, *path]
+        if path:
+            assert row["breadcrumb"] == " > ".join(path) or "…" in row["breadcrumb"]
             assert row["embed_text"].startswith(row["breadcrumb"] + "\n\n")
         else:
             assert row["breadcrumb"] is None
@@ -221,7 +226,8 @@ def test_the_recursive_chunker_fills_breadcrumb_and_embed_text(
     assert_rows_match_files(database_url, corpus, recipe=recipe)
     rows = fetch(
         database_url,
-        "SELECT rel_path, heading_path, breadcrumb, c.embed_text, text FROM content_chunks c",
+        "SELECT rel_path, heading_path, breadcrumb, c.embed_text, text, title "
+        "FROM content_chunks c",
     )
     headed = [row for row in rows if row["heading_path"]]
     assert headed and all(row["breadcrumb"] for row in headed)
@@ -231,7 +237,12 @@ def test_the_recursive_chunker_fills_breadcrumb_and_embed_text(
     assert truncated and report.breadcrumb_truncations == len(truncated)
     assert report.merges == 0
     plain = [row for row in rows if not row["heading_path"]]
-    assert plain and all(r["breadcrumb"] is None and r["embed_text"] == r["text"] for r in plain)
+    # Before the first heading: the page title is the breadcrumb, if there is one.
+    assert plain and all(r["breadcrumb"] == r["title"] for r in plain)
+    assert all(
+        r["embed_text"] == (f"{r['title']}\n\n{r['text']}" if r["title"] else r["text"])
+        for r in plain
+    )
 
 
 def test_rows_from_before_breadcrumbs_are_migrated_then_backfilled(

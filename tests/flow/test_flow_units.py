@@ -28,13 +28,15 @@ def test_the_recipe_fingerprint_is_stable_and_sees_every_field() -> None:
     assert base.fingerprint() == Recipe().fingerprint()
     # The same fields give the same fingerprint in every version of the code.
     # (It was c4894de01bbe before rows had breadcrumb and embed_text: the
-    # breadcrumb budget joined every recipe then, so every source backfills once.)
-    assert Recipe(heading_index_version="1").fingerprint() == "ab943ee83edb"
+    # breadcrumb budget joined every recipe then, so every source backfills once;
+    # ab943ee83edb before the page title: the title rule joined every recipe.)
+    assert Recipe(heading_index_version="1").fingerprint() == "011e863c6c1f"
     variants = [
         Recipe(chunk_size=2001),
         Recipe(min_chunk_size=999),
         Recipe(chunk_overlap=201),
         Recipe(headings=False),
+        Recipe(titles=False),
         Recipe(heading_index_version="1"),
         Recipe(languages=((".md", "markdown"),)),
         Recipe(breadcrumb_budget=100),

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "chunks_with_word_count.py"
 COLUMNS = (
     "id, rel_path, position, char_start, char_end, text, heading_text, heading_level, "
-    "heading_path, parent_chunk_id, breadcrumb, c.embed_text, recipe, section_ids"
+    "heading_path, parent_chunk_id, breadcrumb, c.embed_text, recipe, section_ids, title, "
+    "unsearched, search_vector::text"
 )  # c.embed_text: a host table's column, content_chunks' function of the row (migration 0014)
 
 
@@ -44,6 +45,13 @@ def test_the_example_app_writes_the_clis_rows_plus_its_own_column(
     docs: Path, ingest: Ingest, database_url: str, tmp_path: Path
 ) -> None:
     assert len([line for line in EXAMPLE.read_text().splitlines() if line.strip()]) <= 60
+    # A page titled in its front matter: the host's rows carry the title, the
+    # breadcrumbs rooted at it and the search vector without the front matter
+    # (its table's trigger, from chunk_table_sql), as the CLI's do.
+    (docs / "titled.md").write_text(
+        "---\ntitle: Quokka Guide\nsecret: zebrafish\n---\nIntro.\n\n## Usage\n\nWords.\n",
+        encoding="utf-8",
+    )
     assert ingest(docs).ok
     env = _host_env(database_url, tmp_path / "host-state")
     subprocess.run(
@@ -59,6 +67,10 @@ def test_the_example_app_writes_the_clis_rows_plus_its_own_column(
         # Only .md files for the example; the docs fixture has nothing else.
     assert len(cli_rows) > 20
     assert [row[:-1] for row in host_rows] == cli_rows
+    titled = [row for row in host_rows if row[1] == "titled.md"]
+    assert titled and all(row[10].startswith("Quokka Guide") for row in titled)
+    assert {row[14] for row in titled} == {"Quokka Guide"}
+    assert all("zebrafish" not in row[16] and "quokka" in row[16] for row in titled)
     assert all(row[-1] == len(row[5].split()) for row in host_rows)
     # Again: nothing changed, so the host's memo skips every file (no row rewritten).
     with psycopg.connect(database_url) as conn:
@@ -419,6 +431,24 @@ def test_the_hosts_section_table_sql_is_content_sections_under_another_name(
         ours = _relation_shape(conn, "content_sections")
         theirs = _relation_shape(conn, "host_sections")
     assert theirs == ours
+
+
+def test_a_section_table_of_an_older_release_is_upgraded_to_the_title(database_url: str) -> None:
+    # The section_table_sql before migration 0017: no title, and a check that
+    # refuses a breadcrumb on the preamble (the title is its breadcrumb now).
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(mdchunks.section_table_sql("old_sections"))
+        conn.execute("ALTER TABLE old_sections DROP COLUMN title")
+        conn.execute(
+            "ALTER TABLE old_sections ADD CONSTRAINT old_sections_headings_together_check CHECK ("
+            "(heading_text IS NULL) = (heading_level IS NULL) "
+            "AND (heading_text IS NULL) = (cardinality(heading_path) = 0) "
+            "AND (breadcrumb IS NULL) = (cardinality(heading_path) = 0))"
+        )
+        for _ in range(2):  # twice: the second changes nothing
+            conn.execute(mdchunks.section_table_upgrade_sql("old_sections"))
+        conn.execute(mdchunks.section_table_sql("new_sections"))
+        assert _relation_shape(conn, "old_sections") == _relation_shape(conn, "new_sections")
 
 
 _SECTIONS_HOST = textwrap.dedent(

@@ -127,3 +127,34 @@ def test_render_properties(path: list[str], budget: int) -> None:
         assert full.endswith(rendered[len(ELLIPSIS) :].removeprefix(SEPARATOR))
     else:
         assert rendered == full
+
+
+# -- the page title (docs/heading-index.md, "The page title") -----------------
+
+
+def test_the_title_roots_the_path() -> None:
+    assert render(("Basic usage", "Chaining"), title="Middleware") == (
+        "Middleware > Basic usage > Chaining",
+        False,
+    )
+
+
+@pytest.mark.parametrize("root", ["Middleware", "middleware", "  Middleware "])
+def test_a_path_that_starts_with_the_title_is_not_rooted_twice(root: str) -> None:
+    # A body `# Middleware` under `title: Middleware`: case and spacing aside.
+    assert render((root, "Basic usage"), title="Middleware")[0] == f"{root.strip()} > Basic usage"
+
+
+def test_a_preamble_under_a_title_is_named_by_it() -> None:
+    assert render((), title="Middleware") == ("Middleware", False)
+    assert render((), title=None) == ("", False)
+    assert render((), title=" \t") == ("", False)  # a blank title is none
+
+
+def test_truncation_drops_the_title_first() -> None:
+    path = ("Install", "Linux")
+    assert render(path, 24, title="A long page title") == (f"{ELLIPSIS} > Install > Linux", True)
+
+
+def test_the_title_is_sanitised_as_a_part() -> None:
+    assert render(("B",), title="Two\nlines\x07") == ("Two lines > B", False)

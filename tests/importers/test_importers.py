@@ -126,10 +126,20 @@ def test_a_pdf_with_an_outline_gets_its_titles_as_headings_where_they_start() ->
     assert "## 2. Pricing schedule\n\nBidders fill in" in text
 
 
-def test_a_pdf_without_an_outline_is_text_without_headings_and_says_so() -> None:
+def test_a_pdf_without_an_outline_gets_the_headings_its_pages_show() -> None:
     converted = pdf.convert(documents.pdf_of(SPEC, outline=False))
+    # Sizes and weights tell the levels down to 4; the deeper clauses are set
+    # like the body and stay text.
+    shown = [(level, text) for level, text in documents.pdf_levels(SPEC) if level < 5]
+    assert _headings(converted.text) == shown
+    assert converted.headings == len(shown) and converted.note is None
+    assert "The works cover the renovation" in converted.text
+
+
+def test_a_pdf_with_no_outline_and_no_heading_on_its_pages_says_so() -> None:
+    converted = pdf.convert(documents.pdf_of(SPEC, outline=False, styled=False))
     assert converted.headings == 0 and _headings(converted.text) == []
-    assert converted.note == pdf.NO_OUTLINE
+    assert converted.note == pdf.NO_HEADINGS
     assert "The works cover the renovation" in converted.text
 
 

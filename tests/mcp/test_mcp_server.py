@@ -33,6 +33,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mdchunks import api
 from mdchunks.db import migrate
+from mdchunks.importers import pdf
 from mdchunks.mcp import serve
 from mdchunks.retrieval import lexical
 from mdchunks.source import lock, state
@@ -105,7 +106,12 @@ def test_outline_shows_the_preamble_and_what_the_importer_said(corpus: str, tmp_
     root = tmp_path / "scans"
     root.mkdir()
     (root / "intro.md").write_text("Words before any heading.\n\n# Title\n\nBody.\n")
-    (root / "scan.pdf").write_bytes(documents.pdf_of(documents.tender(), outline=False))
+    # A page titled in its front matter: the outline names it, and it roots
+    # every breadcrumb, the preamble's whole (docs/heading-index.md).
+    (root / "kettles.md").write_text("---\ntitle: Kettles\n---\nWords.\n\n## Boil\n\nWater.\n")
+    (root / "scan.pdf").write_bytes(
+        documents.pdf_of(documents.tender(), outline=False, styled=False)
+    )
     assert mdchunks.ingest(root, source="scans", database_url=corpus, data_dir=tmp_path / "d").ok
 
     async def scenario() -> None:
@@ -115,8 +121,23 @@ def test_outline_shows_the_preamble_and_what_the_importer_said(corpus: str, tmp_
                 (h["level"], h["heading_path"], h["breadcrumb"], h["start_line"])
                 for h in intro["headings"]
             ] == [(None, [], "(preamble)", 1), (1, ["Title"], "Title", 3)]
+            assert intro["title"] is None
+            kettles = await _call(session, "outline", source="scans", rel_path="kettles.md")
+            assert kettles["title"] == "Kettles"
+            assert [(h["heading_path"], h["breadcrumb"]) for h in kettles["headings"]] == [
+                ([], "Kettles"),
+                (["Boil"], "Kettles > Boil"),
+            ]
+            boil = await _call(
+                session,
+                "read_section",
+                source="scans",
+                rel_path="kettles.md",
+                heading_path=["Boil"],
+            )
+            assert boil["breadcrumb"] == "Kettles > Boil"
             scan = await _call(session, "outline", source="scans", rel_path="scan.pdf")
-            assert scan["note"] == "no outline (bookmarks): text without headings", scan
+            assert scan["note"] == pdf.NO_HEADINGS, scan
             assert [h["heading_path"] for h in scan["headings"]] == [[]]
             whole = await _call(
                 session, "read_section", source="scans", rel_path="scan.pdf", heading_path=[]

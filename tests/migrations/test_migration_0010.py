@@ -138,7 +138,7 @@ def test_mounting_content_chunks_before_0010_asks_for_the_migrations(database_ur
     with pytest.raises(plugin.ChunkTableMismatch) as refused:
         asyncio.run(check())
     assert str(refused.value) == (
-        'table "content_chunks" lacks the column(s) table_header, section_ids that its rows '
-        "write: "
+        'table "content_chunks" lacks the column(s) table_header, section_ids, title, '
+        "unsearched that its rows write: "
         "the database is not migrated yet (run `mdchunks migrate`)"
     )
