@@ -21,9 +21,10 @@ that many times, as in bm25s):
   ingest by the trigger that makes the vector, migrations 0008 and 0009);
   avgdl the mean |d| of the searched chunks.
 - N, df(t), avgdl: over the searched chunks (one source, or all), from the
-  statistics every ingest run that changed a source's rows refreshes
-  (`refresh_stats`, under the source's lock), and a watch moves by each
-  change's documents (`change_stats`). A source that has rows but no
+  statistics every write moves by its documents' share (`change_statements`,
+  in the write's transaction: a batch run's and a watch's alike), recounted
+  (`refresh_stats`, under the source's lock) where a move cannot be trusted
+  (flow/source/run.py `_stats_distrusted`). A source that has rows but no
   statistics (written by a host's own app, or before migration 0008 ran) is
   counted live, exact but slower; so is a host's own table (`table`,
   flow/retrieval/tables.py), which has no statistics tables beside it.
@@ -42,7 +43,10 @@ that many times, as in bm25s):
   first j terms, one term a round, until k are in hand; then a chunk holding
   none of those can enter the top k only if it holds a set of the other
   terms whose ceilings reach the k-th score: one last round fetches just
-  those (`could_enter`), and the answer is exact.
+  those (`could_enter`), and the answer is exact. A common term of a large
+  source has top chunks (migration 0020, `top_lists`): its round scores
+  them a segment at a time, and a chunk not scored gets at most its floor's
+  share from it instead of nothing (docs/search.md, "BM25 query cost").
 - Ties: source, rel_path, position (code-point order), so every ranking is
   deterministic.
 
