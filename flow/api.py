@@ -876,8 +876,8 @@ def drop(
             raise DatabaseUnavailable(
                 f"cannot drop source {source!r}, nothing was deleted: "
                 f"{database.first_line(exc, db.url)} (drop needs DELETE on content_chunks, "
-                "content_sections, mdchunks_documents, mdchunks_sources, mdchunks_search_stats "
-                "and mdchunks_search_terms)"
+                "content_sections, mdchunks_documents, mdchunks_sources, mdchunks_search_stats, "
+                "mdchunks_search_terms and mdchunks_search_top)"
             ) from None
         removed = state_dir.exists()
         if removed:

@@ -1006,6 +1006,8 @@ def _print_report(report: api.IngestReport, verb: str = "ingest") -> None:
         f"truncated in the documents processed (source: {merged_total}"
         f"{report.breadcrumb_truncations_total} truncated)"
     )
+    if report.stats_update:
+        out.print(f"  bm25:      statistics {report.stats_update}")
     out.print(
         f"  time:      {report.seconds:.1f} s, {report.mb_per_s:.2f} MB/s "
         f"({report.bytes_processed / 1e6:.2f} MB processed)"

@@ -403,6 +403,7 @@ WITH chunks AS (DELETE FROM content_chunks WHERE source = %(source)s RETURNING 1
      sections AS (DELETE FROM content_sections WHERE source = %(source)s RETURNING 1),
      search_stats AS (DELETE FROM mdchunks_search_stats WHERE source = %(source)s RETURNING 1),
      search_terms AS (DELETE FROM mdchunks_search_terms WHERE source = %(source)s RETURNING 1),
+     search_top AS (DELETE FROM mdchunks_search_top WHERE source = %(source)s RETURNING 1),
      documents AS (DELETE FROM mdchunks_documents WHERE source = %(source)s RETURNING 1),
      sources AS (DELETE FROM mdchunks_sources WHERE source = %(source)s RETURNING 1)
 SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT count(*) FROM sources),
@@ -430,7 +431,7 @@ SET chunks = excluded.chunks,
     min_heading_length = excluded.min_heading_length,
     min_text_length = excluded.min_text_length,
     refreshed_at = now()
-RETURNING chunks;
+RETURNING chunks, heading_length, text_length, min_heading_length, min_text_length;
 
 -- name: search_terms_clear
 DELETE FROM mdchunks_search_terms WHERE source = %(source)s;
@@ -458,22 +459,120 @@ FROM content_chunks c, unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
 WHERE c.source = %(source)s
 GROUP BY t.lexeme;
 
--- name: search_stats_of_documents
--- What some documents' chunk rows add to their source's BM25 statistics
--- (flow/retrieval/lexical.py `StatsDelta`): the lengths here, each lexeme's
--- share in the next statement, as search_stats_refresh counts them.
-SELECT count(*), coalesce(sum(search_heading_length), 0), coalesce(sum(search_text_length), 0),
-       min(search_heading_length), min(search_text_length),
-       coalesce(array_agg(DISTINCT language), '{}')
+-- name: search_top_clear
+DELETE FROM mdchunks_search_top WHERE source = %(source)s;
+
+-- name: search_top_refresh
+-- The top chunks of each common lexeme of the source (migration 0019), by
+-- BM25's saturation tf / (tf + K) at the source's mean length %(avgdl)s, tf
+-- weighted as lexical.py weighs it: the %(size)s largest, and the floor no
+-- other chunk exceeds. Only occurrences of weighted tf 2 or more are ranked
+-- (a sort of the few, not of every chunk that holds a common word): a chunk
+-- of tf 1 gets at most %(single)s (1 / (1 + K) at the shortest chunk), so
+-- the floor is at least that. `floors`: after each %(segment)s listed, the
+-- saturation of the next (none past the end of a short list: the floor).
+WITH ranked AS (
+    SELECT p.lexeme, p.id, p.tf / (p.tf + p.norm) AS saturation,
+           row_number() OVER (PARTITION BY p.lexeme ORDER BY p.tf / (p.tf + p.norm) DESC, p.id)
+               AS rank
+    FROM (
+        SELECT u.lexeme, c.id,
+               cardinality(u.positions)
+                 + (%(w)s::float8 - 1) * coalesce(cardinality(array_positions(u.weights, 'A')), 0)
+                   AS tf,
+               %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8
+                 * (%(w)s::float8 * c.search_heading_length + c.search_text_length)
+                 / %(avgdl)s::float8) AS norm
+        FROM content_chunks c, unnest(c.search_vector) AS u
+        WHERE c.source = %(source)s
+          AND u.lexeme IN (SELECT t.lexeme FROM mdchunks_search_terms t
+                           WHERE t.source = %(source)s AND t.df >= %(min_df)s)
+    ) p
+    WHERE p.tf >= 2
+),
+lists AS (
+    SELECT lexeme, max(saturation) FILTER (WHERE rank > %(size)s) AS floor,
+           array_agg(id ORDER BY rank) FILTER (WHERE rank <= %(size)s) AS chunks,
+           array_agg(greatest(saturation, %(single)s::float8) ORDER BY rank)
+               FILTER (WHERE rank > 1 AND (rank - 1) %% %(segment)s = 0) AS floors
+    FROM ranked
+    WHERE rank <= %(size)s + 1
+    GROUP BY lexeme
+)
+INSERT INTO mdchunks_search_top (source, lexeme, avgdl, floor, chunks, floors)
+SELECT %(source)s, t.lexeme, %(avgdl)s, greatest(l.floor, %(single)s::float8),
+       coalesce(l.chunks, '{}'), coalesce(l.floors, '{}')
+FROM mdchunks_search_terms t
+LEFT JOIN lists l USING (lexeme)
+WHERE t.source = %(source)s AND t.df >= %(min_df)s;
+
+-- name: search_top_add
+-- Chunks of %(rel_paths)s (just written) that beat a floor join that
+-- lexeme's top chunks (`added`, read with the first segment), as
+-- search_top_refresh would rank them (at the list's own avgdl): each floor
+-- stays true of every chunk outside the list.
+UPDATE mdchunks_search_top t
+SET added = t.added || n.chunks
+FROM (
+    SELECT top.lexeme, array_agg(c.id) AS chunks
+    FROM content_chunks c
+    CROSS JOIN LATERAL unnest(c.search_vector) AS u
+    JOIN mdchunks_search_top top ON top.source = c.source AND top.lexeme = u.lexeme
+    CROSS JOIN LATERAL (
+        SELECT cardinality(u.positions)
+                 + (%(w)s::float8 - 1) * coalesce(cardinality(array_positions(u.weights, 'A')), 0)
+                   AS tf,
+               %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8
+                 * (%(w)s::float8 * c.search_heading_length + c.search_text_length)
+                 / top.avgdl) AS norm
+    ) s
+    WHERE c.source = %(source)s AND c.rel_path = ANY(%(rel_paths)s::text[])
+      AND s.tf / (s.tf + s.norm) > top.floor
+      AND c.id <> ALL(top.chunks) AND c.id <> ALL(top.added)
+    GROUP BY top.lexeme
+) n
+WHERE t.source = %(source)s AND t.lexeme = n.lexeme;
+
+-- name: search_top_lists
+-- The top chunks of the query's lexemes in each searched source that holds
+-- them (none where a source keeps no list for one: lexical.top_lists), with
+-- the ratio by which a saturation computed at the list's avgdl may grow at
+-- the searched mean length %(avgdl)s (K shrinks with avgdl by at most that).
+SELECT t.lexeme, top.chunks, top.floors, top.floor, top.added,
+       greatest(1.0, %(avgdl)s::float8 / top.avgdl) AS drift
+FROM mdchunks_search_terms t
+LEFT JOIN mdchunks_search_top top ON top.source = t.source AND top.lexeme = t.lexeme
+WHERE t.lexeme = ANY(%(lexemes)s::text[])
+  AND (%(source)s::text IS NULL OR t.source = %(source)s::text);
+
+-- name: search_rows_of_documents
+-- Some documents' chunk rows, as search_share counts them (their share of
+-- the source's BM25 statistics, flow/retrieval/lexical.py `documents_share`).
+SELECT search_vector, search_heading_length, search_text_length, language
 FROM content_chunks
 WHERE source = %(source)s AND rel_path = ANY(%(rel_paths)s::text[]);
 
--- name: search_terms_of_documents
-SELECT u.lexeme, count(*), max(cardinality(u.positions)),
-       coalesce(max(cardinality(array_positions(u.weights, 'A'))), 0)
-FROM content_chunks c, unnest(c.search_vector) AS u
-WHERE c.source = %(source)s AND c.rel_path = ANY(%(rel_paths)s::text[])
-GROUP BY u.lexeme;
+-- name: search_share
+-- What the rows of `shared` (a WITH the caller puts in front: some
+-- documents' rows, or the rows a DELETE returns) add to their source's BM25
+-- statistics, counted as search_stats_refresh and search_terms_refresh count
+-- all of them, in one row: [chunks, heading length, text length, shortest
+-- heading, shortest text], and [lexeme, df, most positions in one chunk, most
+-- in one heading path] per lexeme, and the rows' languages (migration 0018).
+-- JSON: one row whatever the rows, read the same way on the engine's
+-- connections and ours.
+SELECT json_build_array(count(*), coalesce(sum(search_heading_length), 0),
+                        coalesce(sum(search_text_length), 0), min(search_heading_length),
+                        min(search_text_length))::text,
+       coalesce(json_agg(DISTINCT language), '[]')::text,
+       (SELECT coalesce(json_agg(json_build_array(t.lexeme, t.df, t.most, t.most_in_heading)),
+                        '[]')
+        FROM (SELECT u.lexeme, count(*) AS df, max(cardinality(u.positions)) AS most,
+                     coalesce(max(cardinality(array_positions(u.weights, 'A'))), 0)
+                         AS most_in_heading
+              FROM shared, unnest(shared.search_vector) AS u
+              GROUP BY u.lexeme) t)::text
+FROM shared;
 
 -- name: search_stats_add
 -- The lengths' change; the shortest lengths are lower bounds (MaxScore's
@@ -634,7 +733,8 @@ FROM unnest(%(lexemes)s::text[]) AS t(lexeme);
 
 -- name: search_candidates
 -- What BM25 needs of the chunks that match %(candidates)s (a tsquery over some
--- of the query's lexemes; the GIN index finds them) and are not among
+-- of the query's lexemes; the GIN index finds them) or are among %(ids)s
+-- (top chunks of common lexemes, search_top_lists), and are not among
 -- %(seen)s (chunks an earlier MaxScore round scored), of documents whose path
 -- starts with %(path_prefix)s when it is not NULL: the lengths, and the
 -- query's lexemes %(lexemes)s cut out of the stored vector with their
@@ -660,7 +760,7 @@ FROM (
            c.search_text_length AS text_length, c.language,
            c.search_vector || ''::tsvector AS vector
     FROM {chunks} c
-    WHERE c.search_vector @@ %(candidates)s::tsquery
+    WHERE (c.search_vector @@ %(candidates)s::tsquery OR c.id = ANY(%(ids)s::uuid[]))
       AND (%(source)s::text IS NULL OR c.source = %(source)s::text)
       AND (%(path_prefix)s::text IS NULL OR starts_with(c.rel_path, %(path_prefix)s::text))
       AND c.id::text <> ALL(%(seen)s::text[])
@@ -885,3 +985,11 @@ SELECT c.relname
 FROM pg_catalog.pg_class c
 WHERE c.relnamespace = 'pg_catalog'::regnamespace AND c.relkind = 'r' AND NOT c.relisshared
 ORDER BY c.oid;
+
+-- name: search_index_engines
+-- BM25 index engines the server offers, by extension name (lexical.py
+-- `index_engines`): installed in this database, or available to install.
+SELECT name, installed_version IS NOT NULL AS installed
+FROM pg_available_extensions
+WHERE name = ANY(%(names)s::text[])
+ORDER BY name;

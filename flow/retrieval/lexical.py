@@ -27,9 +27,10 @@ that many times, as in bm25s):
   ingest by the trigger that makes the vector, migrations 0008 and 0009);
   avgdl the mean |d| of the searched chunks.
 - N, df(t), avgdl: over the searched chunks (one source, or all), from the
-  statistics every ingest run that changed a source's rows refreshes
-  (`refresh_stats`, under the source's lock), and a watch moves by each
-  change's documents (`change_stats`). A source that has rows but no
+  statistics every write moves by its documents' share (`change_statements`,
+  in the write's transaction: a batch run's and a watch's alike), recounted
+  (`refresh_stats`, under the source's lock) where a move cannot be trusted
+  (flow/source/run.py `_stats_distrusted`). A source that has rows but no
   statistics (written by a host's own app, or before migration 0008 ran) is
   counted live, exact but slower; so is a host's own table (`table`,
   flow/retrieval/tables.py), which has no statistics tables beside it.
@@ -48,7 +49,10 @@ that many times, as in bm25s):
   first j terms, one term a round, until k are in hand; then a chunk holding
   none of those can enter the top k only if it holds a set of the other
   terms whose ceilings reach the k-th score: one last round fetches just
-  those (`could_enter`), and the answer is exact.
+  those (`could_enter`), and the answer is exact. A common term of a large
+  source has top chunks (migration 0019, `top_lists`): its round scores
+  them a segment at a time, and a chunk not scored gets at most its floor's
+  share from it instead of nothing (docs/search.md, "BM25 query cost").
 - Ties: source, rel_path, position (code-point order), so every ranking is
   deterministic.
 
@@ -63,8 +67,9 @@ import json
 import math
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import asyncpg
 from mdchunks.db.connection import Connection
@@ -134,67 +139,139 @@ def tsquery_literal(lexeme: str) -> str:
 BOUNDS_MIN_CHUNKS = 10_000
 
 
+# Top chunks per common lexeme (migration 0019, docs/search.md): kept for
+# the lexemes of at least TOP_MIN_DF chunks (a rarer one is scored whole in
+# one round), TOP_CHUNKS of them each, with the sources that keep bounds.
+TOP_MIN_DF = FIRST_ROUND_CHUNKS
+TOP_CHUNKS = 1000
+TOP_SEGMENT = 250  # read this many at a time
+
+
 def refresh_stats(conn: Connection, source: str) -> None:
     """Recompute the source's BM25 statistics from its rows, in one transaction."""
+    values = {"source": source}
     with conn.transaction():
-        row = conn.execute(QUERIES["search_stats_refresh"], {"source": source}).fetchone()
-        conn.execute(QUERIES["search_terms_clear"], {"source": source})
-        chunks = int(row[0]) if row else 0
-        terms = "search_terms_refresh" if chunks >= BOUNDS_MIN_CHUNKS else "search_terms_refresh_df"
-        conn.execute(QUERIES[terms], {"source": source})
+        row = conn.execute(QUERIES["search_stats_refresh"], values).fetchone()
+        assert row is not None  # an aggregate always returns a row
+        conn.execute(QUERIES["search_terms_clear"], values)
+        conn.execute(QUERIES["search_top_clear"], values)
+        chunks, heading_length, text_length, min_heading, min_text = row
+        if chunks < BOUNDS_MIN_CHUNKS:
+            conn.execute(QUERIES["search_terms_refresh_df"], values)
+            return
+        conn.execute(QUERIES["search_terms_refresh"], values)
+        params = DEFAULT_PARAMS
+        w, k1, b = params.heading_weight, params.k1, params.b
+        avgdl = (w * heading_length + text_length) / chunks
+        shortest = k1 * (1 - b + b * (w * min_heading + min_text) / avgdl)
+        conn.execute(
+            QUERIES["search_top_refresh"],
+            {
+                **values,
+                "avgdl": avgdl,
+                "size": TOP_CHUNKS,
+                "segment": TOP_SEGMENT,
+                "min_df": TOP_MIN_DF,
+                "single": 1 / (1 + shortest),
+                "k1": k1,
+                "b": b,
+                "w": w,
+            },
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class DocumentsShare:
-    """What some documents' chunk rows add to their source's BM25 statistics:
-    (chunks, heading length, text length, shortest heading, shortest text),
-    and each lexeme's (df, most positions in one chunk, most in one heading)."""
+    """What some chunk rows add to their source's BM25 statistics: (chunks,
+    heading length, text length, shortest heading, shortest text), and each
+    lexeme's (df, most positions in one chunk, most in one heading)."""
 
     totals: tuple[int, int, int, int | None, int | None]
     terms: dict[str, tuple[int, int, int]]
     languages: tuple[str | None, ...] = ()
+    # The documents whose rows these are (none: rows deleted, counted as they went).
+    rel_paths: tuple[str, ...] = ()
+
+
+NO_ROWS = DocumentsShare((0, 0, 0, None, None), {})
+
+# A statement and its parameters, for our connection or the engine's pool.
+Statement = tuple[str, Mapping[str, object]]
+
+
+def share_statement(rows: str, params: Mapping[str, object]) -> Statement:
+    """The statement counting the share of the rows `rows` yields (a SELECT
+    of some chunk rows, or a DELETE that returns them): `share_of` reads its row."""
+    return f"WITH shared AS ({rows})\n{QUERIES['search_share']}", params
+
+
+def documents_statement(source: str, rel_paths: Sequence[str]) -> Statement:
+    """The statement counting the share of `rel_paths`' rows."""
+    return share_statement(
+        QUERIES["search_rows_of_documents"], {"source": source, "rel_paths": list(rel_paths)}
+    )
+
+
+def deleting(delete: str, params: Mapping[str, object]) -> Statement:
+    """`delete` (a DELETE of chunk rows) counting the share of the rows it
+    deletes: that share leaves the statistics (`change_statements(..., gone,
+    NO_ROWS)`), and its first total is the rows deleted."""
+    return share_statement(
+        f"{delete}\nRETURNING search_vector, search_heading_length, search_text_length, language",
+        params,
+    )
+
+
+def share_of(row: Sequence[object] | None, rel_paths: Sequence[str] = ()) -> DocumentsShare:
+    """The share a `share_statement` counted (its one row: three JSON texts),
+    of the rows of `rel_paths` if it counted documents' rows."""
+    assert row is not None  # an aggregate always returns a row
+    totals, languages, terms = (json.loads(str(value)) for value in row)
+    chunks, heading, text, shortest_heading, shortest_text = totals
+    return DocumentsShare(
+        (int(chunks), int(heading), int(text), shortest_heading, shortest_text),
+        {
+            str(lexeme): (int(df), int(most), int(most_in_heading))
+            for lexeme, df, most, most_in_heading in terms
+        },
+        tuple(None if tag is None else str(tag) for tag in languages),
+        tuple(rel_paths),
+    )
 
 
 def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> DocumentsShare:
     """The share of `rel_paths`' rows, counted as `refresh_stats` counts all."""
-    where = {"source": source, "rel_paths": list(rel_paths)}
-    row = conn.execute(QUERIES["search_stats_of_documents"], where).fetchone()
-    assert row is not None  # an aggregate always returns a row
-    chunks, heading, text, shortest_heading, shortest_text, languages = row
-    terms = {
-        str(lexeme): (int(df), int(most), int(most_in_heading))
-        for lexeme, df, most, most_in_heading in conn.execute(
-            QUERIES["search_terms_of_documents"], where
-        )
-    }
-    return DocumentsShare(
-        (int(chunks), int(heading), int(text), shortest_heading, shortest_text),
-        terms,
-        tuple(languages),
-    )
+    return share_of(conn.execute(*documents_statement(source, rel_paths)).fetchone(), rel_paths)
 
 
-def change_stats(
-    conn: Connection, source: str, before: DocumentsShare, after: DocumentsShare
-) -> None:
-    """The source's statistics moved from `before` to `after` (some documents'
-    shares, taken around their writes in the caller's transaction): df, N and
-    the lengths stay exact; the per-lexeme maxima and the shortest lengths are
-    bounds that loosen, never tighten (MaxScore stays exact), until the next
-    `refresh_stats`. A watch's change costs its documents, not the source."""
+def change_statements(
+    source: str, before: DocumentsShare, after: DocumentsShare
+) -> list[Statement]:
+    """The statements that move the source's statistics from `before` to
+    `after` (some rows' shares, taken around their writes in the caller's
+    transaction): df, N and the lengths stay exact; the per-lexeme maxima and
+    the shortest lengths are bounds that loosen, never tighten (MaxScore stays
+    exact), until the next `refresh_stats`. A change costs its rows, not the
+    source's."""
+    if (before.totals, before.terms) == (after.totals, after.terms) and set(after.languages) <= set(
+        before.languages
+    ):
+        return []  # rows that say the same (a no-op run's deletes find none)
     (n0, h0, t0, _, _), (n1, h1, t1, shortest_heading, shortest_text) = before.totals, after.totals
-    conn.execute(
-        QUERIES["search_stats_add"],
-        {
-            "source": source,
-            "chunks": n1 - n0,
-            "heading_length": h1 - h0,
-            "text_length": t1 - t0,
-            "min_heading_length": shortest_heading,
-            "min_text_length": shortest_text,
-            "languages": list(after.languages),
-        },
-    )
+    statements: list[Statement] = [
+        (
+            QUERIES["search_stats_add"],
+            {
+                "source": source,
+                "chunks": n1 - n0,
+                "heading_length": h1 - h0,
+                "text_length": t1 - t0,
+                "min_heading_length": shortest_heading,
+                "min_text_length": shortest_text,
+                "languages": list(after.languages),
+            },
+        )
+    ]
     deltas = []
     for lexeme in before.terms.keys() | after.terms.keys():
         df0 = before.terms.get(lexeme, (0, 0, 0))[0]
@@ -209,9 +286,24 @@ def change_stats(
                 }
             )
     if deltas:
-        values = {"source": source, "deltas": json.dumps(deltas)}
-        conn.execute(QUERIES["search_terms_drop"], values)
-        conn.execute(QUERIES["search_terms_add"], values)
+        values: dict[str, object] = {"source": source, "deltas": json.dumps(deltas)}
+        statements.append((QUERIES["search_terms_drop"], values))
+        statements.append((QUERIES["search_terms_add"], values))
+    if after.rel_paths and after.totals[0]:
+        params = DEFAULT_PARAMS
+        top = {"k1": params.k1, "b": params.b, "w": params.heading_weight}
+        statements.append(
+            (QUERIES["search_top_add"], {**top, "source": source, "rel_paths": [*after.rel_paths]})
+        )
+    return statements
+
+
+def change_stats(
+    conn: Connection, source: str, before: DocumentsShare, after: DocumentsShare
+) -> None:
+    """Run `change_statements` on `conn` (in the caller's transaction)."""
+    for statement, params in change_statements(source, before, after):
+        conn.execute(statement, params)
 
 
 # A run that wrote at least this many chunk rows, and at least half of the
@@ -246,6 +338,19 @@ def rebuild_index(conn: Connection, written: int) -> bool:
     return True
 
 
+# Server BM25 index engines (docs/search.md, "Which engine at which size"):
+# ParadeDB's pg_search, Tiger Data's pg_textsearch, VectorChord-BM25.
+INDEX_ENGINES = ("pg_search", "pg_textsearch", "vchord_bm25")
+
+
+def index_engines(conn: Connection) -> dict[str, bool]:
+    """The BM25 index engines this server offers: extension -> installed in
+    this database. Detection only: search uses our BM25 whatever it finds
+    (none was on a server we could measure; docs/search.md)."""
+    rows = conn.execute(QUERIES["search_index_engines"], {"names": list(INDEX_ENGINES)})
+    return {str(name): bool(installed) for name, installed in rows}
+
+
 def keeps_terms(
     conn: Connection, query: str, *, source: str | None = None, table: ChunkTable = MANAGED
 ) -> bool:
@@ -276,6 +381,14 @@ def searched_languages(
     name = "search_languages" if table.managed and stored else "search_languages_live"
     found = {row[0] for row in conn.execute(table.query(name), values)}
     return sorted(found, key=lambda tag: tag or "") or [None]
+
+
+def stored_chunks(conn: Connection, source: str) -> int | None:
+    """N of the source's stored statistics, None if it has none."""
+    row = conn.execute(
+        "SELECT chunks FROM mdchunks_search_stats WHERE source = %s", [source]
+    ).fetchone()
+    return None if row is None else int(row[0])
 
 
 def has_stats(conn: Connection, source: str) -> bool:
@@ -373,11 +486,12 @@ def _score(
     table: ChunkTable,
     path_prefix: str | None,
     every: bool = False,
+    ids: Sequence[str] = (),
 ) -> list[Scored]:
-    """Every chunk matching `candidates` and not in `seen` (ids as text; the
-    chunks scored are added to it), scored over the `terms` of its language;
-    a chunk that holds none of those is no hit, nor one that lacks one of
-    them when `every` (`--match all`)."""
+    """Every chunk matching `candidates` or among `ids` and not in `seen`
+    (ids as text; the chunks scored are added to it), scored over the `terms`
+    of its language; a chunk that holds none of those is no hit, nor one that
+    lacks one of them when `every` (`--match all`)."""
     weights = {term.lexeme: term.weight for term in terms}
     of_language: dict[str | None, dict[str, float]] = {}
     rows = conn.execute(
@@ -385,6 +499,7 @@ def _score(
         {
             "lexemes": list(weights),
             "candidates": candidates,
+            "ids": list(ids),
             "heading_query": " | ".join(f"{tsquery_literal(lexeme)}:A" for lexeme in weights),
             "seen": seen,
             "source": source,
@@ -437,12 +552,15 @@ def bm25(
     table: ChunkTable = MANAGED,
     path_prefix: str | None = None,
     terms: QueryTerms | None = None,
+    top_chunks: bool = True,
 ) -> list[tuple[uuid.UUID, float]]:
     """The first k chunks by BM25 (see the module docstring), best first.
     `path_prefix`: only chunks of documents whose rel_path starts with it (a
     filter: N, df and avgdl stay those of the searched sources). `terms`: the
     query's, when the caller counted them already (`query_terms` with these
-    source, params and table; a host's table counts them over all its rows)."""
+    source, params and table; a host's table counts them over all its rows).
+    `top_chunks`: False leaves the common terms' top chunks unused (MaxScore
+    alone, as before migration 0019: benchmarks.search_latency compares)."""
     found = (
         terms
         if terms is not None
@@ -452,7 +570,7 @@ def bm25(
     if not present:
         return []
 
-    def score_tsquery(tsquery: str, every: bool = False) -> list[Scored]:
+    def score_tsquery(tsquery: str, ids: Sequence[str] = (), every: bool = False) -> list[Scored]:
         return _score(
             conn,
             present,
@@ -464,6 +582,7 @@ def bm25(
             table=table,
             path_prefix=path_prefix,
             every=every,
+            ids=ids,
         )
 
     def score(candidates: Sequence[Term], operator: str = " | ") -> list[Scored]:
@@ -471,6 +590,12 @@ def bm25(
 
     def ids(hits: Sequence[Scored]) -> list[tuple[uuid.UUID, float]]:
         return [(uuid.UUID(hit[4]), hit[0]) for hit in sorted(hits, key=_order)[:k]]
+
+    def could_enter_tsquery(rest: Sequence[Term], subsets: Sequence[tuple[int, ...]]) -> str:
+        return " | ".join(
+            "(" + " & ".join(tsquery_literal(rest[i].lexeme) for i in subset) + ")"
+            for subset in subsets
+        )
 
     seen: list[str] = []
     if match == "all":
@@ -485,26 +610,81 @@ def bm25(
         return ids(score_tsquery(" | ".join(clauses), every=True))
     # MaxScore: heaviest terms first, one round each, until k chunks are in
     # hand; then one last round of the only chunks that can still enter the
-    # top k (see `could_enter`), unless there are too many ways to do so.
+    # top k (see `could_enter`), unless there are too many ways to do so. A
+    # common term's round scores its top chunks alone when it has them
+    # (migration 0019): a chunk not scored then gets less than its floor's
+    # bound from it, not nothing, and stays in the last round's reckoning.
+    tops = (
+        top_lists(conn, present, source=source, avgdl=found.avgdl)
+        if top_chunks and table.managed and found.stored and params == DEFAULT_PARAMS
+        else {}
+    )
     order = sorted(present, key=lambda term: (-term.weight, term.lexeme))
-    ceiling = [ceiling_of(term, params, found) for term in order]
-    essential = first_round(order, budget)
-    hits = sorted(score(order[:essential]), key=_order)[:k]
-    while essential < len(order):
+    # The most a chunk not scored yet can get from each term: its ceiling
+    # before the term's round, nothing after a round of all its chunks, its
+    # floor's share after a round of its top chunks (`read` segments of them).
+    bound = [ceiling_of(term, params, found) for term in order]
+    listed = [term.lexeme in tops and term.df > budget for term in order]
+    read = [0] * len(order)
+
+    def next_segment(i: int) -> list[Scored]:
+        term, top = order[i], tops[order[i].lexeme]
+        scored = set(seen)
+        chunks = [chunk for chunk in top.segments[read[i]] if chunk not in scored]
+        most = term.weight * (params.k1 + 1) * top.floors[read[i]] * (1 + CEILING_SLACK)
+        bound[i] = min(bound[i], most)
+        read[i] += 1
+        return score_tsquery("", chunks)
+
+    essential = 0 if listed[0] else first_round(order, budget)
+    hits = sorted(score(order[:essential]), key=_order)[:k] if essential else []
+    bound[:essential] = [0.0] * essential
+    while True:
+        deeper = [
+            i
+            for i in range(essential)
+            if listed[i] and read[i] < len(tops[order[i].lexeme].segments)
+        ]
         if len(hits) >= k:
-            threshold = hits[k - 1][0]
-            subsets = could_enter(ceiling[essential:], threshold)
-            if subsets is not None:
+            open_terms = sorted(
+                (i for i, most in enumerate(bound) if most > 0), key=lambda i: -bound[i]
+            )
+            subsets = could_enter([bound[i] for i in open_terms], hits[k - 1][0])
+            rest = [order[i] for i in open_terms]
+            # The last round now, or more top chunks first (they lower the
+            # bounds): whichever holds fewer chunks, the round's estimated
+            # from the terms' df as if they were independent.
+            unread = sum(
+                len(segment)
+                for i, term in enumerate(order)
+                if listed[i]
+                for segment in tops[term.lexeme].segments[read[i] :]
+            )
+            if subsets == [] or (
+                subsets is not None
+                and (not unread or last_round_chunks(rest, subsets, found.chunks) <= unread)
+            ):
                 if subsets:
-                    rest = order[essential:]
-                    tsquery = " | ".join(
-                        "(" + " & ".join(tsquery_literal(rest[i].lexeme) for i in subset) + ")"
-                        for subset in subsets
-                    )
-                    hits = sorted(hits + score_tsquery(tsquery), key=_order)[:k]
+                    more = score_tsquery(could_enter_tsquery(rest, subsets))
+                    hits = sorted(hits + more, key=_order)[:k]
                 return ids(hits)
-        hits = sorted(hits + score(order[essential : essential + 1]), key=_order)[:k]
-        essential += 1
+        if essential < len(order):
+            if listed[essential]:
+                more = next_segment(essential)
+            else:
+                more = score([order[essential]])
+                bound[essential] = 0.0
+            essential += 1
+        elif deeper:
+            more = next_segment(max(deeper, key=lambda i: bound[i]))
+        else:
+            break
+        hits = sorted(hits + more, key=_order)[:k]
+    # Every term had its rounds, and still too few chunks or too many ways
+    # in: every chunk of the terms scored by their top chunks alone.
+    rest = [order[i] for i, most in enumerate(bound) if most > 0]
+    if rest:
+        hits = sorted(hits + score(rest), key=_order)[:k]
     return ids(hits)
 
 
@@ -516,7 +696,58 @@ def _languages_of(terms: Sequence[Term]) -> set[str | None]:
     return set().union(*(term.languages or () for term in terms))
 
 
+def last_round_chunks(rest: Sequence[Term], subsets: Sequence[tuple[int, ...]], n: int) -> float:
+    """How many chunks a last round of `subsets` (of `rest`) should fetch,
+    were the terms independent: N times the product of their shares, summed."""
+    return sum(n * math.prod(rest[i].df / max(n, 1) for i in subset) for subset in subsets)
+
+
 CEILING_SLACK = 1e-9  # relative: a bound rounded down by a float must still bound
+
+
+@dataclass(frozen=True, slots=True)
+class TopChunks:
+    """A term's top chunks over the searched sources (ids as text), best
+    first, in segments; `floors[j]`: the most tf / (tf + K) any chunk not in
+    segments 0..j can have, at the searched mean length."""
+
+    segments: tuple[tuple[str, ...], ...]
+    floors: tuple[float, ...]
+
+
+def top_lists(
+    conn: Connection, terms: Sequence[Term], *, source: str | None, avgdl: float
+) -> dict[str, TopChunks]:
+    """The top chunks of the terms every searched source that holds them
+    keeps a list of (migration 0019): the sources' segments side by side, the
+    largest of their floors, each raised by its drift (search_top_lists)."""
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    for row in conn.execute(
+        QUERIES["search_top_lists"],
+        {"lexemes": [term.lexeme for term in terms], "source": source, "avgdl": avgdl},
+    ):
+        rows.setdefault(str(row[0]), []).append(tuple(row[1:]))
+    found = {}
+    for lexeme, lists in rows.items():
+        if any(chunks is None for chunks, *_ in lists):
+            continue  # a source keeps no list of it: no top chunks
+        count = max([1] + [-(-len(chunks) // TOP_SEGMENT) for chunks, *_ in lists])
+        segments, floors = [], []
+        for j in range(count):
+            segment: list[str] = []
+            for chunks, _, _, added, _ in lists:
+                segment += map(str, chunks[j * TOP_SEGMENT : (j + 1) * TOP_SEGMENT])
+                if j == 0:
+                    segment += map(str, added)
+            segments.append(tuple(segment))
+            floors.append(
+                max(
+                    (float(steps[j]) if j < len(steps) else float(floor)) * float(drift)
+                    for _, steps, floor, _, drift in lists
+                )
+            )
+        found[lexeme] = TopChunks(tuple(segments), tuple(floors))
+    return found
 
 
 def ceiling_of(term: Term, params: Bm25Params, found: QueryTerms) -> float:

@@ -350,7 +350,8 @@ async def _write_batch(run: RunLedger) -> None:
     batch = run.batch()
     run.writing = True
     try:
-        refused = await writes.write_batch(coco.use_context(DB), batch)
+        stats_of = run.stats_for(batch)
+        refused = await writes.write_batch(coco.use_context(DB), batch, stats_of=stats_of)
     except Exception as exc:
         log.debug("rows left for the reconciliation: %s", exc)
     else:

@@ -12,6 +12,7 @@ chunk and section rows of processed documents until they are written
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mdchunks.source.bounded import DocumentLimits
@@ -68,6 +69,22 @@ class RunLedger:
     # Large documents being chunked in a child process now: rel_path -> bytes
     # (for the progress line; written and read on the engine's event loop).
     in_flight: dict[str, int] = field(default_factory=dict)
+    # BM25's statistics follow the run's writes (docs/search.md): the source
+    # whose statistics each write moves by its documents' share (None: they
+    # are recounted at the end), and how many more rows may be moved before a
+    # recount costs less; `stats_behind`: the run stopped moving them.
+    stats_of: str | None = None
+    stats_rows_left: int = 0
+    stats_behind: bool = False
+
+    def stats_for(self, batch: Mapping[str, Encoded]) -> str | None:
+        """The source whose statistics the write of `batch` moves, or None
+        (the run recounts them): past the budget, moving stops for the run."""
+        rows = sum(document.chunk_rows for document in batch.values())
+        if self.stats_of is not None and rows > self.stats_rows_left:
+            self.stats_of, self.stats_behind = None, True
+        self.stats_rows_left -= rows
+        return self.stats_of
 
     def largest_in_flight(self) -> tuple[str, int] | None:
         """The largest document being chunked in a child now, or None."""

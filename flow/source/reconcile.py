@@ -55,6 +55,7 @@ from pathlib import Path
 
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
+from mdchunks.retrieval import lexical
 from mdchunks.source import writes
 from mdchunks.source.ledger import Processed
 
@@ -110,11 +111,15 @@ def reconcile(
     raised: list[str],
     processed: Iterable[Processed],
     rows: Mapping[str, writes.Encoded] | None = None,
+    stats_of: str | None = None,
 ) -> Reconciled:
     """`rows`: the chunk and section rows the run has not written yet
     (rel_path -> rows). A document whose rows the database refuses fails
-    alone (`Reconciled.refused`): its document row keeps the cause."""
-    params = {
+    alone (`Reconciled.refused`): its document row keeps the cause.
+    `stats_of`: the source whose BM25 statistics follow the rows written and
+    deleted here, in the same transaction (the written documents' share
+    before and after, the deleted rows' share as they go)."""
+    params: dict[str, object] = {
         "source": source,
         "recipe": recipe,
         "mounted": mounted,
@@ -122,20 +127,34 @@ def reconcile(
         "rel_paths": None,  # reconcile_sections: every document's
     }
     with conn.transaction():
-        refused = writes.write(conn, rows or {})
+        refused = writes.write(conn, rows or {}, stats_of=stats_of)
         outcomes = [
             o.refused(refused[o.rel_path]) if o.rel_path in refused else o for o in processed
         ]
         record_documents(conn, source=source, recipe=recipe, processed=outcomes)
         documents = conn.execute(QUERIES["reconcile_documents"], params).rowcount
-        chunks = conn.execute(QUERIES["reconcile_failed_chunks"], params).rowcount
-        chunks += conn.execute(QUERIES["reconcile_chunks"], params).rowcount
+        chunks = sum(
+            _delete_chunks(conn, QUERIES[name], params, stats_of)
+            for name in ("reconcile_failed_chunks", "reconcile_chunks")
+        )
         conn.execute(QUERIES["reconcile_failed_sections"], params)
         conn.execute(QUERIES["reconcile_sections"], params)
     missing = tuple(row[0] for row in conn.execute(QUERIES["documents_missing_rows"], params))
     return Reconciled(
         documents_deleted=documents, chunks_deleted=chunks, missing=missing, refused=refused
     )
+
+
+def _delete_chunks(
+    conn: Connection, delete: str, params: Mapping[str, object], stats_of: str | None
+) -> int:
+    """Run `delete` (of chunk rows); with `stats_of`, the deleted rows' share
+    leaves that source's BM25 statistics. Returns the rows deleted."""
+    if stats_of is None:
+        return conn.execute(delete, params).rowcount
+    gone = lexical.share_of(conn.execute(*lexical.deleting(delete, params)).fetchone())
+    lexical.change_stats(conn, stats_of, gone, lexical.NO_ROWS)
+    return gone.totals[0]
 
 
 def record_documents(

@@ -75,6 +75,10 @@ class IngestReport:
     # The engine state made them, in an older release's layout: started afresh.
     state_upgraded: bool = False
     after_unfinished: bool = False  # the source's last run did not finish (flow/source/state.py)
+    # What the run did to BM25's statistics (docs/search.md): "moved by ..."
+    # (each write moved them by its documents' share), "recounted (why)", or
+    # "" (no row changed: left as they were).
+    stats_update: str = ""
     # The source's last recipe, described, when this run's is another (so every
     # document was chunked anew); None when the recipe stayed or the source is new.
     previous_recipe: str | None = None

@@ -229,6 +229,18 @@ def ingest(
             verify=verify,
             limits=limits,
         )
+        # BM25's statistics follow each write by the documents it touches
+        # when they count the rows before the run; else they are recounted.
+        stored = lexical.stored_chunks(conn, source)
+        recount = _stats_distrusted(
+            stored,
+            after_unfinished=after_unfinished,
+            state_reset=state_reset,
+            recipe_changed=previous_recipe is not None,
+            full_reprocess=full_reprocess,
+        )
+        if recount is None and stored is not None:
+            ledger.stats_of, ledger.stats_rows_left = source, stored // MOVE_SHARE
         stats, healed = _process_and_reconcile(
             conn, source, recipe, found, ledger, run_engine, full_reprocess
         )
@@ -237,10 +249,24 @@ def ingest(
         # the next one its rows to count (a trusted state writes none).
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
-        # A run after one that did not finish may find its rows written
-        # already (rows that say the same are left alone), not its statistics.
-        if written or deleted or state_reset or not lexical.has_stats(conn, source):
+        if recount is None and healed:
+            recount = "rows were missing, every document was re-processed"
+        elif recount is None and ledger.stats_behind:
+            recount = f"more than 1/{MOVE_SHARE} of the rows changed"
+        elif recount is None and (stored or 0) < lexical.BOUNDS_MIN_CHUNKS <= (
+            lexical.stored_chunks(conn, source) or 0
+        ):
+            # Moves keep the bounds and top chunks a source has: one that
+            # grew past the size that keeps them gets them from a recount.
+            recount = f"the source reached {lexical.BOUNDS_MIN_CHUNKS} chunks"
+        stats_update = ""
+        if recount is not None and (written or deleted or state_reset or stored is None):
+            # A run after one that did not finish may find its rows written
+            # already (rows that say the same are left alone), not its statistics.
             lexical.refresh_stats(conn, source)
+            stats_update = f"recounted ({recount})"
+        elif recount is None and (written or deleted):
+            stats_update = "moved by the documents the run touched"
         lexical.rebuild_index(conn, written)
         # 8. trusted again
         state.stamp(conn, source, state_dir)
@@ -300,6 +326,7 @@ def ingest(
         state_reset=trusted is state.Trust.NOT_ITS_ROWS,
         state_upgraded=trusted is state.Trust.OLDER_LAYOUT,
         after_unfinished=after_unfinished,
+        stats_update=stats_update,
         previous_recipe=previous_recipe,
         remembered=chosen.remembered,
         settings_changed=chosen.changed,
@@ -326,6 +353,37 @@ def ingest(
     )
 
 
+# A run moves BM25's statistics by the rows it writes while they are at most
+# this fraction of the source's: taking each write's share before and after
+# reads its rows twice, a recount reads every row once (docs/search.md).
+MOVE_SHARE = 4
+
+
+def _stats_distrusted(
+    stored: int | None,
+    *,
+    after_unfinished: bool,
+    state_reset: bool,
+    recipe_changed: bool,
+    full_reprocess: bool,
+) -> str | None:
+    """Why a run recounts BM25's statistics rather than moving them by the
+    documents it touches (None: it moves them). Moving keeps them exact only
+    if they counted the source's rows before the run: a run that did not
+    finish may have written rows it never counted, and an engine state that
+    did not make the rows, a new recipe or a full re-process rewrite them
+    all (a recount costs less)."""
+    if stored is None:
+        return "no statistics yet"
+    if after_unfinished:
+        return "the last run did not finish"
+    if recipe_changed:
+        return "the recipe changed"
+    if state_reset or full_reprocess:
+        return "every document re-processed"
+    return None
+
+
 def _process_and_reconcile(
     conn: Connection,
     source: str,
@@ -347,7 +405,8 @@ def _process_and_reconcile(
         mounted=found.rel_paths,
         raised=list(ledger.raised),
         processed=ledger.processed.values(),
-        rows=ledger.take_rows(),
+        rows=(rows := ledger.take_rows()),
+        stats_of=ledger.stats_for(rows),
     )
     ledger.refused(result.refused)
     healed = False

@@ -33,6 +33,7 @@ import asyncpg
 from mdchunks.db.connection import Connection, bind
 from mdchunks.db.queries import QUERIES
 from mdchunks.plugin.rows import ChunkRow, SectionRow
+from mdchunks.retrieval import lexical
 
 # Rows per batch: about a megabyte of JSON (a chunk row holds up to its
 # budget of text), and few enough round trips that their cost does not show
@@ -50,6 +51,7 @@ class Encoded:
     chunks: tuple[str, ...]
     sections: tuple[str, ...]
     rows: int  # chunk rows and section rows
+    chunk_rows: int = 0
 
     @classmethod
     def of(cls, chunks: Sequence[ChunkRow], sections: Sequence[SectionRow]) -> Encoded:
@@ -57,6 +59,7 @@ class Encoded:
             _fragment(_chunk(row) for row in chunks),
             _fragment(_section(row) for row in sections),
             len(chunks) + len(sections),
+            len(chunks),
         )
 
 
@@ -160,15 +163,19 @@ def refusal(exc: Exception) -> str:
     return f"the database refused its rows: {' '.join(str(exc).split())}"
 
 
-async def write_batch(pool: asyncpg.Pool, documents: Mapping[str, Encoded]) -> dict[str, str]:
+async def write_batch(
+    pool: asyncpg.Pool, documents: Mapping[str, Encoded], *, stats_of: str | None = None
+) -> dict[str, str]:
     """Write the rows of `documents` (rel_path -> rows) over the engine's pool,
     in one transaction; if the database refuses it, each document in its own,
     so that one whose rows are refused fails alone. Returns the refused
-    documents' rel_paths and causes."""
+    documents' rel_paths and causes. `stats_of`: the source whose BM25
+    statistics each transaction moves by its documents' share, taken before
+    and after the writes (`lexical.change_statements`)."""
     async with pool.acquire() as conn:
         try:
             async with conn.transaction():
-                await _write_async(conn, list(documents.values()))
+                await _write_async(conn, documents, stats_of)
             return {}
         except REFUSALS:
             pass
@@ -176,24 +183,35 @@ async def write_batch(pool: asyncpg.Pool, documents: Mapping[str, Encoded]) -> d
         for rel_path, rows in documents.items():
             try:
                 async with conn.transaction():
-                    await _write_async(conn, [rows])
+                    await _write_async(conn, {rel_path: rows}, stats_of)
             except REFUSALS as exc:
                 refused[rel_path] = refusal(exc)
         return refused
 
 
-async def _write_async(conn: asyncpg.Connection, documents: Sequence[Encoded]) -> None:
-    for statement, params in _statements(documents):
+async def _write_async(
+    conn: asyncpg.Connection, documents: Mapping[str, Encoded], stats_of: str | None
+) -> None:
+    if stats_of is not None:
+        share = lexical.documents_statement(stats_of, list(documents))
+        before = lexical.share_of(await conn.fetchrow(*bind(*share)))
+    for statement, params in _statements(list(documents.values())):
         query, args = bind(statement, params)
         await conn.execute(query, *args)
+    if stats_of is not None:
+        after = lexical.share_of(await conn.fetchrow(*bind(*share)), list(documents))
+        for change in lexical.change_statements(stats_of, before, after):
+            await conn.execute(*bind(*change))
 
 
-def write(conn: Connection, documents: Mapping[str, Encoded]) -> dict[str, str]:
+def write(
+    conn: Connection, documents: Mapping[str, Encoded], *, stats_of: str | None = None
+) -> dict[str, str]:
     """Write the rows of `documents` (rel_path -> rows) on `conn`, inside the
     caller's transaction, as `write_batch` does (a savepoint each)."""
     try:
         with conn.transaction():
-            _write(conn, list(documents.values()))
+            _write(conn, documents, stats_of)
         return {}
     except REFUSALS:
         pass
@@ -201,15 +219,19 @@ def write(conn: Connection, documents: Mapping[str, Encoded]) -> dict[str, str]:
     for rel_path, rows in documents.items():
         try:
             with conn.transaction():
-                _write(conn, [rows])
+                _write(conn, {rel_path: rows}, stats_of)
         except REFUSALS as exc:
             refused[rel_path] = refusal(exc)
     return refused
 
 
-def _write(conn: Connection, documents: Sequence[Encoded]) -> None:
-    for statement, params in _statements(documents):
+def _write(conn: Connection, documents: Mapping[str, Encoded], stats_of: str | None) -> None:
+    before = lexical.documents_share(conn, stats_of, list(documents)) if stats_of else None
+    for statement, params in _statements(list(documents.values())):
         conn.execute(statement, params)
+    if stats_of is not None and before is not None:
+        after = lexical.documents_share(conn, stats_of, list(documents))
+        lexical.change_stats(conn, stats_of, before, after)
 
 
 def prune(conn: Connection, *, source: str, recipe: str, rel_paths: list[str]) -> None:

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from cocoindex.ops.text import RecursiveSplitter
 from mdchunks import Recipe, chunk_id
+from mdchunks.db import database
 from mdchunks.heading_index import (
     StructureOptions,
     assign,
@@ -24,6 +26,7 @@ from mdchunks.heading_index import (
 )
 from mdchunks.heading_index.coverage import repair_spans
 from mdchunks.plugin.titles import document_title
+from mdchunks.retrieval import lexical
 from psycopg.rows import dict_row
 
 _SPLITTER = RecursiveSplitter()
@@ -225,3 +228,38 @@ def _spans(text: str, rel_path: str, recipe: Recipe) -> list[tuple[int, int]]:
     # The product's split repairs what the splitter loses or oversizes
     # (heading_index/coverage.py): so do the expected rows.
     return repair_spans(text, spans, recipe.chunk_size)
+
+
+_STATS = "SELECT chunks, heading_length, text_length FROM mdchunks_search_stats WHERE source = %s"
+_TERMS = (
+    "SELECT lexeme, df, max_occurrences, max_heading_occurrences FROM mdchunks_search_terms "
+    "WHERE source = %s ORDER BY lexeme"
+)
+
+
+def stored_stats(url: str, source: str = "docs") -> tuple[Any, dict[str, Any]]:
+    """The source's stored BM25 statistics: totals, and each lexeme's df with its bounds."""
+    with psycopg.connect(url) as conn:
+        totals = conn.execute(_STATS, [source]).fetchone()
+        terms = {row[0]: row[1:] for row in conn.execute(_TERMS, [source])}
+    return totals, terms
+
+
+def recounted_stats(url: str, source: str = "docs") -> tuple[Any, dict[str, Any]]:
+    """The same counted afresh from the rows (`refresh_stats`, which they
+    then are), with each stored bound kept where it is no tighter than the
+    recount's: moved statistics equal this when df, N and the lengths are
+    exact and no bound is tighter than the rows'."""
+    stored = stored_stats(url, source)[1]
+    with pytest.MonkeyPatch.context() as patch, database.connect(url) as conn:
+        patch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 0)  # exact bounds, to check the kept ones
+        lexical.refresh_stats(conn, source)
+    totals, terms = stored_stats(url, source)
+    for lexeme, (df, most, most_in_heading) in terms.items():
+        kept = stored.get(lexeme)
+        if kept is not None and kept[0] == df:
+            # A bound may stay looser than the rows': never tighter.
+            assert most is None or kept[1] is None or kept[1] >= most, lexeme
+            assert most_in_heading is None or kept[2] is None or kept[2] >= most_in_heading
+            terms[lexeme] = kept
+    return totals, terms

@@ -24,6 +24,7 @@ import pytest
 from mdchunks.db import database
 from mdchunks.db.connection import Connection
 from mdchunks.retrieval import lexical, rankings
+from mdchunks.source import run
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
 TOLERANCE = 1e-9
@@ -235,8 +236,11 @@ def test_a_run_stopped_before_the_statistics_followed_leaves_them_to_the_next(
     sample_db: str, ingest: Ingest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Stopped (Ctrl-C, a crash) after its rows were written but before the
-    statistics followed them: the next run, with no row left to write,
-    brings them up to date all the same, so BM25 finds the new word."""
+    statistics were recounted (a run that changes more rows than it moves
+    the statistics by: all of them here): the next run, with no row left to
+    write, brings them up to date all the same, so BM25 finds the new word.
+    (A run that moves them does so in each write's transaction: they cannot
+    lag its rows; tests/flow/test_flow_stats_follow.py stops those.)"""
     root = tmp_path / "sample"
     (root / "guide" / "install.md").write_text("# Install\n\nUse the zebra installer.\n")
 
@@ -244,6 +248,7 @@ def test_a_run_stopped_before_the_statistics_followed_leaves_them_to_the_next(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
+        patched.setattr(run, "MOVE_SHARE", 10**9)  # any change: a recount
         patched.setattr(lexical, "refresh_stats", stopped)
         with pytest.raises(KeyboardInterrupt):
             ingest(root, source="docs")
@@ -343,3 +348,79 @@ def test_the_last_round_takes_only_the_chunks_that_can_still_enter(
         got = lexical.bm25(conn, query, k=5, source="lead", budget=1)
         assert_same_ranking(got, reference_bm25(chunks, query_lexemes(conn, query), 5))
     assert len(queries) == 2 and "&" in queries[1], queries
+
+
+def _zipf_corpus(root: Path, rng: random.Random, words: list[str], documents: int) -> None:
+    weights = [1 / (i + 1) for i in range(len(words))]
+    root.mkdir(exist_ok=True)
+    for doc in range(documents):
+        sections = []
+        for section in range(rng.randint(1, 4)):
+            heading = " ".join(rng.choices(words, weights, k=2))
+            body = " ".join(rng.choices(words, weights, k=rng.randint(10, 120)))
+            sections.append(f"## {heading} {section}\n\n{body}\n")
+        (root / f"d{doc:02}.md").write_text(f"# Doc {doc}\n\n" + "\n".join(sections))
+
+
+def test_top_chunks_keep_the_top_k_exact_through_edits(
+    ingest: Ingest, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Top chunks of every lexeme of 3 chunks or more, 3 of them each, read
+    one at a time: the rounds of top and rare chunks, and the last round the
+    floors leave, give the reference's top k, over one source and two; then
+    again after runs that moved the statistics and the lists by the
+    documents they touched (no recount)."""
+    monkeypatch.setattr(lexical, "TOP_MIN_DF", 3)
+    monkeypatch.setattr(lexical, "TOP_CHUNKS", 3)
+    monkeypatch.setattr(lexical, "TOP_SEGMENT", 1)
+    rng = random.Random(21)
+    words = [f"w{i}x" for i in range(200)]
+    _zipf_corpus(tmp_path / "one", rng, words, 30)
+    _zipf_corpus(tmp_path / "two", rng, words, 10)
+    assert ingest(tmp_path / "one", source="one").ok
+    assert ingest(tmp_path / "two", source="two").ok
+    listed: list[int] = []
+    real = lexical._score
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        listed.append(len(kw.get("ids", ())))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(lexical, "_score", spy)
+
+    def check(rounds: int) -> None:
+        with database.connect(database_url) as conn:
+            for source in ("one", None):
+                chunks = read_chunks(conn, source)
+                queries = [" ".join(words[i : i + 2]) for i in range(6)]
+                for _ in range(rounds):
+                    query = " ".join(rng.choices(words[:30], k=rng.randint(1, 3)))
+                    queries.append(query + " " + " ".join(rng.choices(words, k=rng.randint(0, 2))))
+                for query in queries:
+                    terms = query_lexemes(conn, query)
+                    for k in (1, 3, 5):
+                        want = reference_bm25(chunks, terms, k)
+                        got = lexical.bm25(conn, query, k=k, source=source, budget=4)
+                        assert_same_ranking(got, want)
+
+    check(25)
+    assert any(listed), "the top chunks were never used"
+    root = tmp_path / "one"
+    for doc in (1, 2, 3):  # rewritten: their chunks beat the floors
+        body = " ".join(words[doc - 1 : doc + 1] * 40)
+        (root / f"d{doc:02}.md").write_text(f"# {words[doc]}\n\n{body}\n")
+    (root / "d04.md").unlink()
+    report = ingest(root, source="one")
+    assert report.stats_update == "moved by the documents the run touched", report
+    listed.clear()
+    check(25)
+    assert any(listed)
+
+
+def test_bm25_index_engines_are_detected_by_extension(database_url: str) -> None:
+    """The seam a server BM25 index would be used behind: the embedded server
+    offers none of them (docs/search.md), so search stays ours."""
+    with database.connect(database_url) as conn:
+        assert lexical.index_engines(conn) == {}
+        offered = conn.execute("SELECT name FROM pg_available_extensions").fetchall()
+        assert {"plpgsql"} <= {row[0] for row in offered}

@@ -12,14 +12,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import mdchunks
-import psycopg
 import pytest
-from flow_checks import fetch
-from mdchunks.db import database
-from mdchunks.retrieval import lexical
+from flow_checks import fetch, recounted_stats, stored_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "live"
@@ -210,7 +206,7 @@ def test_live_ingests_changes_as_they_happen(
 
     # BM25's statistics followed each change by its documents' share alone:
     # df, N and the lengths as a recount gives them, the bounds no tighter.
-    assert _stats(database_url) == _recounted(database_url)
+    assert stored_stats(database_url, SOURCE) == recounted_stats(database_url, SOURCE)
 
     # The watch ended cleanly: its state is trusted, nothing is left to do.
     again = mdchunks.ingest(root, source=SOURCE, database_url=database_url, data_dir=data_dir)
@@ -222,39 +218,6 @@ def test_live_ingests_changes_as_they_happen(
         [SOURCE],
     )
     assert [row["rel_path"] for row in paths] == ["edit.md", "keep.md", "new.md"]
-
-
-_STATS = "SELECT chunks, heading_length, text_length FROM mdchunks_search_stats WHERE source = %s"
-_TERMS = (
-    "SELECT lexeme, df, max_occurrences, max_heading_occurrences FROM mdchunks_search_terms "
-    "WHERE source = %s ORDER BY lexeme"
-)
-
-
-def _stats(database_url: str) -> tuple[Any, dict[str, Any]]:
-    """The source's stored statistics: totals, and each lexeme's df with its bounds."""
-    with psycopg.connect(database_url) as conn:
-        totals = conn.execute(_STATS, [SOURCE]).fetchone()
-        terms = {row[0]: row[1:] for row in conn.execute(_TERMS, [SOURCE])}
-    return totals, terms
-
-
-def _recounted(database_url: str) -> tuple[Any, dict[str, Any]]:
-    """The same counted afresh from the rows (`refresh_stats`), with each
-    stored bound kept where it is no tighter than the recount's."""
-    stored = _stats(database_url)[1]
-    with pytest.MonkeyPatch.context() as patch, database.connect(database_url) as conn:
-        patch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 0)  # exact bounds, to check the kept ones
-        lexical.refresh_stats(conn, SOURCE)
-    totals, terms = _stats(database_url)
-    for lexeme, (df, most, most_in_heading) in terms.items():
-        kept = stored.get(lexeme)
-        if kept is not None and kept[0] == df:
-            # A bound may stay looser than the rows': never tighter.
-            assert most is None or kept[1] is None or kept[1] >= most, lexeme
-            assert most_in_heading is None or kept[2] is None or kept[2] >= most_in_heading
-            terms[lexeme] = kept
-    return totals, terms
 
 
 def test_a_link_out_of_the_folder_is_skipped_and_a_stopped_watch_exits_0(

@@ -21,6 +21,7 @@ OUR_TABLES = {
     "mdchunks_recipes",
     "mdchunks_search_stats",
     "mdchunks_search_terms",
+    "mdchunks_search_top",
 }
 YOYO_TABLES = set(migrate.YOYO_TABLES)
 OLD_MIGRATIONS = [mid for mid in migrate.migration_ids() if mid < "0007"]

@@ -52,7 +52,9 @@ INGEST_GRANTS = {
     "mdchunks_recipes": "SELECT, INSERT",
     # BM25's statistics, recomputed by every run that changed rows (migration 0008).
     "mdchunks_search_stats": "SELECT, INSERT, UPDATE, DELETE",
-    "mdchunks_search_terms": "SELECT, INSERT, UPDATE, DELETE",  # UPDATE: a watch moves them
+    # UPDATE: every run that changes rows moves them by its documents (docs/search.md).
+    "mdchunks_search_terms": "SELECT, INSERT, UPDATE, DELETE",
+    "mdchunks_search_top": "SELECT, INSERT, UPDATE, DELETE",  # migration 0019: the same
     f"{migrate.BOOKKEEPING_SCHEMA}.{migrate.MIGRATION_TABLE}": "SELECT",
 }
 
@@ -174,7 +176,8 @@ def test_a_role_with_only_dml_rights_ingests(
     assert dropped.err.splitlines() == [
         f"error: cannot drop source {SOURCE!r}, nothing was deleted: permission denied for "
         "table mdchunks_sources (drop needs DELETE on content_chunks, content_sections, "
-        "mdchunks_documents, mdchunks_sources, mdchunks_search_stats and mdchunks_search_terms)"
+        "mdchunks_documents, mdchunks_sources, mdchunks_search_stats, mdchunks_search_terms and "
+        "mdchunks_search_top)"
     ], dropped.err
     assert table(restricted, SOURCE) == table(reference, SOURCE)
 
