@@ -183,9 +183,20 @@ def test_database_filling_up_stops_the_run_in_one_line(tmp_path: Path) -> None:
     # The embedded server's own files take some 45 MB.
     with _tmpfs(pgdata, space.RESERVE_BYTES // MB + 96) as mount:
         try:
-            made = run_cli("migrate", *where, timeout=RUN_TIMEOUT)
+            # A first run of one document, to its end: the source has rows
+            # whenever the disk stops the next one (which may be before that
+            # one writes a row: search finds the source either way).
+            later = tmp_path / "later"
+            later.mkdir()
+            for document in sorted(root.glob("*.md"))[1:]:
+                document.rename(later / document.name)
+            made = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
             assert made.code == 0, made.text
-            filler = _fill(mount, leave=MB)
+            for document in later.iterdir():
+                document.rename(root / document.name)
+            # Room for the server's own writes meanwhile (a WAL segment is
+            # 1 MB), not for the run's (some 8 MB a MB of markdown).
+            filler = _fill(mount, leave=4 * MB)
             done = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
             _assert_stopped_by_full_disk(done, "the embedded PostgreSQL's data", mount)
             _assert_unfinished(where, "notes")
