@@ -744,7 +744,49 @@ def _start_server(pgdata: Path) -> Any:  # pgserver.PostgresServer (pgserver is 
             # failed handle (it would be handed back as is): drop it, try again.
             pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
             time.sleep(START_RETRY_SECONDS)
+            _lock_file_settled(pgdata)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+# How long a retry waits for a postmaster.pid still being written to be done.
+LOCK_FILE_SETTLE_SECONDS = 60.0
+# postmaster.pid of a running server: pid, folder, start time, port, socket
+# folder, listen address, shared memory, status.
+LOCK_FILE_LINES = 8
+
+
+def _lock_file_settled(pgdata: Path) -> None:
+    """Wait (up to LOCK_FILE_SETTLE_SECONDS) while pgdata's postmaster.pid is not
+    yet a running server's: pgserver reads it before starting a server and
+    fails on any other. A server starting writes its lines one by one (on a
+    loaded machine, seconds apart); a single-user backend (initdb's, as a
+    negative pid) writes no status line. A file whose process is gone is
+    stale: PostgreSQL itself would replace it; it is removed."""
+    lock_file = pgdata / "postmaster.pid"
+    deadline = time.monotonic() + LOCK_FILE_SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            lines = lock_file.read_text().splitlines()
+            pid = abs(int(lines[0]))
+        except (OSError, ValueError, IndexError):
+            return  # no file (or not a lock file): pgserver starts the server
+        if len(lines) >= LOCK_FILE_LINES:
+            return
+        if not _process_alive(pid):
+            with contextlib.suppress(OSError):
+                lock_file.unlink()
+            return
+        time.sleep(0.5)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's (the server's own user, as root)
+        return True
+    return True
 
 
 def _not_started(pgdata: Path, exc: BaseException) -> DatabaseUnavailable:
