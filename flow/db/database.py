@@ -25,6 +25,8 @@ import logging
 import os
 import re
 import shlex
+import shutil
+import subprocess
 import time
 import warnings
 from collections.abc import Iterator
@@ -743,9 +745,40 @@ def _start_server(pgdata: Path) -> Any:  # pgserver.PostgresServer (pgserver is 
             # can take longer, and the server comes up anyway. pgserver keeps the
             # failed handle (it would be handed back as is): drop it, try again.
             pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
+            if _initdb_failed(exc):
+                _clear_half_made(pgdata)
             time.sleep(START_RETRY_SECONDS)
             _lock_file_settled(pgdata)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _initdb_failed(exc: BaseException) -> bool:
+    """Whether pgserver's initdb is what failed (killed, or its single-user
+    backend was)."""
+    command = getattr(exc, "cmd", None)
+    return (
+        isinstance(exc, subprocess.CalledProcessError)
+        and isinstance(command, list | tuple)
+        and bool(command)
+        and Path(str(command[0])).name == "initdb"
+    )
+
+
+def _clear_half_made(pgdata: Path) -> None:
+    """The files an initdb that did not finish left in pgdata, removed (the
+    folder itself stays: it may be a mount point). pgserver runs initdb only
+    where there is no PG_VERSION, and initdb only in an empty folder: all of
+    it is initdb's, and no data is in it yet. Left there, the next start
+    skips initdb (PG_VERSION is written early) and starts a half-made
+    cluster: `"base/1" is not a valid data directory`, seen under load."""
+    if not (pgdata / "PG_VERSION").exists():
+        return  # initdb refused before it wrote anything (or cleaned up itself)
+    for entry in pgdata.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                entry.unlink()
 
 
 # How long a retry waits for a postmaster.pid still being written to be done.

@@ -1,18 +1,25 @@
-"""The embedded server starts whatever postmaster.pid it finds (issue 42,
-item 10): pgserver reads that file before it starts a server and fails on
-one that is not a running server's, 8 lines. Under load the suite met one of
-7 lines with a negative pid (a single-user backend's, as initdb runs them):
-three starts 2 s apart all failed on it ("cannot start the embedded
-PostgreSQL ... _lines"). A start now waits for such a file to be finished,
-or removes it once its process is gone, as PostgreSQL itself would.
+"""A new embedded server starts whatever its first start met (issue 42,
+item 10). Under load the suite met two things: an initdb that did not finish
+(killed, with its single-user backend), after which the retry started the
+half-made cluster (`"base/1" is not a valid data directory`); and a
+postmaster.pid of 7 lines with a negative pid (a single-user backend's),
+which pgserver reads before it starts a server and fails on: three starts
+2 s apart all failed ("cannot start the embedded PostgreSQL ... _lines"). A
+start now runs initdb again over what a failed one left, waits for a
+postmaster.pid still being written, and removes one whose process is gone,
+as PostgreSQL itself would.
 """
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+import psutil
 from reliability_support import run_cli
 
 
@@ -43,4 +50,44 @@ def test_a_stale_single_user_lock_file_does_not_stop_the_start(tmp_path: Path) -
         started = run_cli("migrate", *where)
         assert started.code == 0, started.text
     finally:
+        run_cli("stop", *where)
+
+
+def _kill_initdb_midway(pgdata: Path, done: threading.Event, killed: list[int]) -> None:
+    """SIGKILL the first initdb run on `pgdata` (and its backend) once it has
+    written PG_VERSION and template1's folder: what the suite's runs met."""
+    while not done.is_set():
+        for process in psutil.process_iter(["name", "cmdline"]):
+            cmdline = process.info["cmdline"] or []
+            if process.info["name"] != "initdb" or str(pgdata) not in cmdline:
+                continue
+            while not (pgdata / "base" / "1").is_dir() and process.is_running():
+                time.sleep(0.005)
+            with contextlib.suppress(psutil.Error):
+                children = process.children(recursive=True)
+                process.kill()
+                for child in children:
+                    child.kill()
+                killed.append(process.pid)
+            return
+        time.sleep(0.01)
+
+
+def test_an_initdb_killed_midway_is_run_again(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    where = ["--data-dir", str(data_dir)]
+    done, killed = threading.Event(), []
+    killer = threading.Thread(
+        target=_kill_initdb_midway, args=(data_dir.resolve() / "pg", done, killed), daemon=True
+    )
+    killer.start()
+    try:
+        made = run_cli("migrate", *where)
+        done.set()
+        killer.join(timeout=10)
+        assert killed, "initdb was never seen"
+        assert made.code == 0, made.text
+        assert run_cli("status", *where).code == 0
+    finally:
+        done.set()
         run_cli("stop", *where)
