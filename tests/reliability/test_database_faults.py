@@ -73,6 +73,7 @@ def test_an_unreachable_database_is_one_clear_line_and_exit_3(
 # enough for that and still far below the retries.
 LOST_LIMIT_SECONDS = 60
 
+
 def test_a_server_stopped_mid_run_fails_clearly_and_a_rerun_converges(
     embedded,
     tmp_path: Path,
