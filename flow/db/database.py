@@ -745,10 +745,12 @@ def _start_server(pgdata: Path) -> Any:  # pgserver.PostgresServer (pgserver is 
             # can take longer, and the server comes up anyway. pgserver keeps the
             # failed handle (it would be handed back as is): drop it, try again.
             pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
+            time.sleep(START_RETRY_SECONDS)
+            # A killed initdb's single-user backend may still be running (and
+            # writing): it goes first, then what it and initdb left.
+            _lock_file_settled(pgdata)
             if _initdb_failed(exc):
                 _clear_half_made(pgdata)
-            time.sleep(START_RETRY_SECONDS)
-            _lock_file_settled(pgdata)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
