@@ -766,16 +766,26 @@ def _initdb_failed(exc: BaseException) -> bool:
     )
 
 
+# What initdb writes in a data folder (and a server or a single-user backend
+# beside it): the names `_clear_half_made` may remove.
+_INITDB_NAMES = re.compile(
+    r"PG_VERSION|base|global|pg_[\w.]+|postgresql(\.auto)?\.conf|postmaster\.\w+"
+)
+
+
 def _clear_half_made(pgdata: Path) -> None:
     """The files an initdb that did not finish left in pgdata, removed (the
-    folder itself stays: it may be a mount point). pgserver runs initdb only
-    where there is no PG_VERSION, and initdb only in an empty folder: all of
-    it is initdb's, and no data is in it yet. Left there, the next start
-    skips initdb (PG_VERSION is written early) and starts a half-made
-    cluster: `"base/1" is not a valid data directory`, seen under load."""
-    if not (pgdata / "PG_VERSION").exists():
-        return  # initdb refused before it wrote anything (or cleaned up itself)
-    for entry in pgdata.iterdir():
+    folder itself stays: it may be a mount point), so that initdb runs again:
+    it refuses a folder that is not empty, and pgserver skips it where
+    PG_VERSION was written (then starts a half-made cluster: `"base/1" is not
+    a valid data directory`, seen under load). pgserver runs initdb only
+    where there is no PG_VERSION, and initdb only in an empty folder: what
+    is there is initdb's, and no data is in it yet. A folder holding any
+    other name is left alone."""
+    entries = list(pgdata.iterdir())
+    if not entries or not all(_INITDB_NAMES.fullmatch(entry.name) for entry in entries):
+        return
+    for entry in entries:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:
