@@ -25,6 +25,8 @@ import logging
 import os
 import re
 import shlex
+import shutil
+import subprocess
 import time
 import warnings
 from collections.abc import Iterator
@@ -744,7 +746,92 @@ def _start_server(pgdata: Path) -> Any:  # pgserver.PostgresServer (pgserver is 
             # failed handle (it would be handed back as is): drop it, try again.
             pgserver.PostgresServer._instances.pop(pgdata.resolve(), None)
             time.sleep(START_RETRY_SECONDS)
+            # A killed initdb's single-user backend may still be running (and
+            # writing): it goes first, then what it and initdb left.
+            _lock_file_settled(pgdata)
+            if _initdb_failed(exc):
+                _clear_half_made(pgdata)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _initdb_failed(exc: BaseException) -> bool:
+    """Whether pgserver's initdb is what failed (killed, or its single-user
+    backend was)."""
+    command = getattr(exc, "cmd", None)
+    return (
+        isinstance(exc, subprocess.CalledProcessError)
+        and isinstance(command, list | tuple)
+        and bool(command)
+        and Path(str(command[0])).name == "initdb"
+    )
+
+
+# What initdb writes in a data folder (and a server or a single-user backend
+# beside it): the names `_clear_half_made` may remove.
+_INITDB_NAMES = re.compile(
+    r"PG_VERSION|base|global|pg_[\w.]+|postgresql(\.auto)?\.conf|postmaster\.\w+"
+)
+
+
+def _clear_half_made(pgdata: Path) -> None:
+    """The files an initdb that did not finish left in pgdata, removed (the
+    folder itself stays: it may be a mount point), so that initdb runs again:
+    it refuses a folder that is not empty, and pgserver skips it where
+    PG_VERSION was written (then starts a half-made cluster: `"base/1" is not
+    a valid data directory`, seen under load). pgserver runs initdb only
+    where there is no PG_VERSION, and initdb only in an empty folder: what
+    is there is initdb's, and no data is in it yet. A folder holding any
+    other name is left alone."""
+    entries = list(pgdata.iterdir())
+    if not entries or not all(_INITDB_NAMES.fullmatch(entry.name) for entry in entries):
+        return
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                entry.unlink()
+
+
+# How long a retry waits for a postmaster.pid still being written to be done.
+LOCK_FILE_SETTLE_SECONDS = 60.0
+# postmaster.pid of a running server: pid, folder, start time, port, socket
+# folder, listen address, shared memory, status.
+LOCK_FILE_LINES = 8
+
+
+def _lock_file_settled(pgdata: Path) -> None:
+    """Wait (up to LOCK_FILE_SETTLE_SECONDS) while pgdata's postmaster.pid is not
+    yet a running server's: pgserver reads it before starting a server and
+    fails on any other. A server starting writes its lines one by one (on a
+    loaded machine, seconds apart); a single-user backend (initdb's, as a
+    negative pid) writes no status line. A file whose process is gone is
+    stale: PostgreSQL itself would replace it; it is removed."""
+    lock_file = pgdata / "postmaster.pid"
+    deadline = time.monotonic() + LOCK_FILE_SETTLE_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            lines = lock_file.read_text().splitlines()
+            pid = abs(int(lines[0]))
+        except (OSError, ValueError, IndexError):
+            return  # no file (or not a lock file): pgserver starts the server
+        if len(lines) >= LOCK_FILE_LINES:
+            return
+        if not _process_alive(pid):
+            with contextlib.suppress(OSError):
+                lock_file.unlink()
+            return
+        time.sleep(0.5)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's (the server's own user, as root)
+        return True
+    return True
 
 
 def _not_started(pgdata: Path, exc: BaseException) -> DatabaseUnavailable:

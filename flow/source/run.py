@@ -267,6 +267,8 @@ def ingest(
             stats_update = f"recounted ({recount})"
         elif recount is None and (written or deleted):
             stats_update = "moved by the documents the run touched"
+        # The rebuilt index is a second copy of it until the first is dropped.
+        space.check(disks, started=True)
         lexical.rebuild_index(conn, written)
         # 8. trusted again
         state.stamp(conn, source, state_dir)
@@ -686,7 +688,7 @@ def _engine_runner(
     alive: engine.AliveFn | None = None,
 ) -> Callable[[RunLedger, bool], engine.EngineStats]:
     def run(ledger: RunLedger, full_reprocess: bool) -> engine.EngineStats:
-        return run_engine_once(
+        stats = run_engine_once(
             engine.run_once(
                 database_url=db.url,
                 root=root,
@@ -699,6 +701,11 @@ def _engine_runner(
                 alive=alive,
             )
         )
+        # Once more as the engine ends: the watchdog looks twice a second, and
+        # the reconciliation writes the rows left in the ledger next.
+        if alive is not None:
+            alive()
+        return stats
 
     return run
 

@@ -111,7 +111,8 @@ def test_the_child_answers_raises_and_is_stopped() -> None:
     started = time.monotonic()
     with pytest.raises(DocumentOverLimit, match="took longer than 1 s"):
         run_in_child(time.sleep, (30,), {}, limits)
-    assert time.monotonic() - started < 10
+    # Well before the 30 s it sleeps, whatever else the machine runs.
+    assert time.monotonic() - started < 20
     # A native abort costs the document, not the run.
     with pytest.raises(DocumentProblem, match=r"died while chunking this document \(SIGABRT\)"):
         run_in_child(os.abort, (), {}, limits)
@@ -129,9 +130,9 @@ def test_a_500_kb_table_takes_seconds_not_a_minute() -> None:
     # Unguarded, the markdown splitter took 34 s on it (issue 26); guarded,
     # well under a second. The limit is generous: it catches the guard gone.
     text = table(500_000)
-    started = time.monotonic()
+    started = time.process_time()  # CPU seconds: wall-clock time stretches under load
     done = chunk_document(text, source="s", rel_path="t.md", recipe=Recipe())
-    assert time.monotonic() - started < 15
+    assert time.process_time() - started < 15
     assert done.rows
 
 

@@ -52,11 +52,13 @@ def test_a_large_document_is_indexed_quickly() -> None:
     # 5 MB here; the benchmark script runs 50 MB.
     section = "## Section é\n\n" + ("Some prose with `code` and *emphasis* 🦀.\n" * 40) + "\n"
     text = "# Big\n\n" + section * (5_000_000 // len(section.encode()))
-    started = time.perf_counter()
+    # CPU seconds of this process: wall-clock time stretches on a shared
+    # machine (two cores, other processes), this does not.
+    started = time.process_time()
     index = build_index(text)
     spans = [(i, min(i + 2000, len(text))) for i in range(0, len(text), 1800)]
     assigned = assign(index, spans)
-    assert time.perf_counter() - started < 30  # generous: a slow CI machine
+    assert time.process_time() - started < 30  # generous: a slow CI machine
     assert len(index.headings) == 1 + text.count("## Section")
     assert index.headings[-1].section_end == len(text)
     assert assigned[-1].heading_path == ("Big", "Section é")

@@ -67,6 +67,13 @@ def test_an_unreachable_database_is_one_clear_line_and_exit_3(
     assert "s3cret-pw" not in done.text
 
 
+# A run or watch whose server stops leaves within this. The engine retried
+# its writes for minutes; the run itself leaves in seconds, a few more on a
+# loaded machine (two cores shared with other processes): the bound is wide
+# enough for that and still far below the retries.
+LOST_LIMIT_SECONDS = 60
+
+
 def test_a_server_stopped_mid_run_fails_clearly_and_a_rerun_converges(
     embedded,
     tmp_path: Path,
@@ -101,7 +108,7 @@ def test_a_server_stopped_mid_run_fails_clearly_and_a_rerun_converges(
     line = one_line_error(failed)
     assert line.startswith("error: lost the connection to the database at postgresql://"), line
     assert "Run it again when the database is back" in line
-    assert seconds_after_stop < 20, seconds_after_stop
+    assert seconds_after_stop < LOST_LIMIT_SECONDS, seconds_after_stop
 
     rerun = run_cli(*args)  # starts the embedded server again by itself
 
@@ -212,7 +219,7 @@ def test_a_watch_whose_database_stops_says_so_and_exits_3(embedded, tmp_path: Pa
     assert failed.code == 3, failed.text
     line = one_line_error(failed)
     assert line.startswith("error: lost the connection to the database at postgresql://"), line
-    assert seconds_after_stop < 20, seconds_after_stop
+    assert seconds_after_stop < LOST_LIMIT_SECONDS, seconds_after_stop
     assert "environment is closed" not in failed.text, failed.text
 
     rerun = run_cli(*args)  # starts the embedded server again by itself

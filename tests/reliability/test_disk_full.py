@@ -27,7 +27,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import mdchunks
 import pytest
+from mdchunks.errors import DiskFull
 from mdchunks.source import space
 from reliability_support import (
     Done,
@@ -175,6 +177,34 @@ def test_engine_state_filling_up_stops_the_run_in_one_line(
         _recover(where, root, "notes", database_url)
 
 
+def test_a_disk_filled_as_the_engine_ends_stops_the_run(tmp_path: Path, database_url: str) -> None:
+    """The watchdog looks twice a second while the engine runs; a disk that
+    fills after its last look (here: as the run reports its last document
+    done) stops the run before the reconciliation writes on it, the source
+    marked unfinished, instead of a run that ends as if the disk were fine.
+    (2 MB: the engine writes batches of rows as it goes, which search finds.)"""
+    root, data_dir, where = _given_url(tmp_path, database_url, 2)
+    with _tmpfs(data_dir / "state", space.RESERVE_BYTES // MB + 16) as mount:
+        filled: list[Path] = []
+
+        def fill_when_done(progress: mdchunks.Progress) -> None:
+            if progress.done == progress.total and not filled:
+                filled.append(_fill(mount, leave=-16 * MB))
+
+        with pytest.raises(DiskFull, match="the engine state is nearly full") as stopped:
+            mdchunks.ingest(
+                root,
+                source="notes",
+                database_url=database_url,
+                data_dir=data_dir,
+                progress=fill_when_done,
+            )
+        assert "the run stopped, and the source is marked unfinished" in str(stopped.value)
+        _assert_unfinished(where, "notes")
+        filled[0].unlink()
+        _recover(where, root, "notes", database_url)
+
+
 def test_database_filling_up_stops_the_run_in_one_line(tmp_path: Path) -> None:
     root = _corpus(tmp_path / "notes", 2)
     data_dir = tmp_path / "data"
@@ -183,9 +213,20 @@ def test_database_filling_up_stops_the_run_in_one_line(tmp_path: Path) -> None:
     # The embedded server's own files take some 45 MB.
     with _tmpfs(pgdata, space.RESERVE_BYTES // MB + 96) as mount:
         try:
-            made = run_cli("migrate", *where, timeout=RUN_TIMEOUT)
+            # A first run of one document, to its end: the source has rows
+            # whenever the disk stops the next one (which may be before that
+            # one writes a row: search finds the source either way).
+            later = tmp_path / "later"
+            later.mkdir()
+            for document in sorted(root.glob("*.md"))[1:]:
+                document.rename(later / document.name)
+            made = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
             assert made.code == 0, made.text
-            filler = _fill(mount, leave=MB)
+            for document in later.iterdir():
+                document.rename(root / document.name)
+            # Room for the server's own writes meanwhile (a WAL segment is
+            # 1 MB), not for the run's (some 8 MB a MB of markdown).
+            filler = _fill(mount, leave=4 * MB)
             done = run_cli("ingest", str(root), "-q", *where, timeout=RUN_TIMEOUT)
             _assert_stopped_by_full_disk(done, "the embedded PostgreSQL's data", mount)
             _assert_unfinished(where, "notes")
