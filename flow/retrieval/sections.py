@@ -5,7 +5,9 @@ a section's exact text, and a document's outline, all from stored rows.
   (`content_chunks.section_ids`), the one whose slice of the chunk carries
   the most of the query by BM25's own weights (flow/retrieval/lexical.py:
   the same idf, k1, b and heading weight; a slice's terms are its part of the
-  chunk's text plus the section's own heading, weighted like a heading path).
+  chunk's searchable text, MDX's ESM and front matter left out as the chunk's
+  own search vector leaves them, plus the section's whole heading path,
+  weighted as a chunk's heading path is).
   For a semantic hit (or a hybrid one no query term reaches), the slice
   nearest the query by the embedding model; the governing section (the one
   the chunk's heading columns name) wins every tie, and stands when nothing
@@ -77,8 +79,8 @@ class Slice:
     section: SectionRef
     governing: bool
     text: str  # the chunk's text within the section's own span
-    text_vector: str | None  # to_tsvector('english', text), as text
-    heading_vector: str | None  # to_tsvector('english', its heading text), as text
+    text_vector: str | None  # to_tsvector('english', text's searchable part), as text
+    heading_vector: str | None  # to_tsvector('english', its heading path), as text
 
 
 def hit_slices(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Slice]]:
@@ -92,19 +94,21 @@ def hit_slices(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, li
     return found
 
 
-def slices_of(conn: Connection, held: Sequence[tuple[SectionRef, bool, str]]) -> list[Slice]:
+def slices_of(
+    conn: Connection, held: Sequence[tuple[SectionRef, bool, str, str]]
+) -> list[Slice]:
     """Slices made outside the sections table (a host's table rebuilds its
     sections from its chunks): each (section, governing, the chunk's text in
-    the section's own span), with its vectors parsed as `hit_sections` parses
-    them, in one statement."""
+    the section's own span, the same part of the searchable text), with its
+    vectors parsed as `hit_sections` parses them, in one statement."""
     if not held:
         return []
-    texts = [text for _, _, text in held]
-    headings = [ref.heading_text or "" for ref, _, _ in held]
+    texts = [searched for *_, searched in held]
+    headings = [" ".join(ref.heading_path) for ref, *_ in held]
     vectors = conn.execute(QUERIES["slice_vectors"], {"texts": texts, "headings": headings})
     return [
         Slice(ref, governing, text, text_vector, heading_vector if ref.heading_text else None)
-        for (ref, governing, text), (text_vector, heading_vector) in zip(
+        for (ref, governing, text, _), (text_vector, heading_vector) in zip(
             held, vectors.fetchall(), strict=True
         )
     ]
