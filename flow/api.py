@@ -609,7 +609,7 @@ def _rebuilt_held(
 ) -> dict[uuid.UUID, list[sections.Slice]]:
     """The slices of a host table's hits (`shown`: their hits_sql rows), from
     their documents rebuilt from their chunks (kept in `documents`)."""
-    held: dict[uuid.UUID, list[tuple[sections.SectionRef, bool, str, str | None]]] = {}
+    held: dict[uuid.UUID, list[tuple[sections.SectionRef, bool, str, str, str | None]]] = {}
     for chunk_id, row in shown.items():
         source, rel_path, _, heading_path, _, _, start, end = row[:8]
         document = documents.get((source, rel_path))
@@ -621,9 +621,10 @@ def _rebuilt_held(
                 _rebuilt_ref(source, rel_path, span, document.title),
                 span.heading_path == governing,
                 part,
+                searched,
                 row[13],
             )
-            for span, part in document.held(int(start), int(end))
+            for span, part, searched in document.held(int(start), int(end))
         ]
     flat = sections.slices_of(conn, [piece for pieces in held.values() for piece in pieces])
     slices: dict[uuid.UUID, list[sections.Slice]] = {}

@@ -784,29 +784,44 @@ ORDER BY h.id, s.position;
 -- The sections each hit's chunk holds, in its order (flow/retrieval/sections.py
 -- scores their slices): whether it is the one the chunk's heading columns
 -- name, the chunk's text within the section's own span [char_start, body_end),
--- that slice's to_tsvector and the section's heading text's (the very
--- functions the chunks' search vectors are made with, in the chunk's
--- language: migration 0018), then the section.
-SELECT c.id, s.heading_path = c.heading_path AS governing, p.slice,
-       to_tsvector(mdchunks_search_config(c.language), mdchunks_search_words(p.slice))::text,
+-- the to_tsvector of that slice of the chunk's searchable text (its
+-- unsearched spans, front matter and MDX's ESM and comments, as spaces, as
+-- the chunk's own search vector reads them: heading_index/searchable.py) and
+-- of the section's whole heading path, read as a chunk's BM25 reads its own
+-- path (the very functions the chunks' search vectors are made with, in the
+-- chunk's language: migration 0018), then the section.
+SELECT c.id, s.heading_path = c.heading_path AS governing,
+       substr(c.text, p.offset_ + 1, p.length),
+       to_tsvector(mdchunks_search_config(c.language),
+                   mdchunks_search_words(substr(t.searched, p.offset_ + 1, p.length)))::text,
        CASE WHEN s.heading_text IS NOT NULL
             THEN to_tsvector(mdchunks_search_config(c.language),
-                             mdchunks_search_words(s.heading_text))::text END,
+                             mdchunks_search_words(array_to_string(s.heading_path, ' ')))::text
+       END,
        s.id, s.ordinal, s.heading_text, s.heading_level, s.heading_path, s.breadcrumb,
        s.char_start, s.char_end, s.start_line, s.end_line
 FROM content_chunks c
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN cardinality(c.unsearched) = 0 THEN c.text ELSE (
+        SELECT string_agg(substr(c.text, coalesce(c.unsearched[2 * g - 2], 0) + 1,
+                                 c.unsearched[2 * g - 1] - coalesce(c.unsearched[2 * g - 2], 0))
+                          || repeat(' ', c.unsearched[2 * g] - c.unsearched[2 * g - 1]), ''
+                          ORDER BY g)
+        FROM generate_series(1, cardinality(c.unsearched) / 2) AS g
+    ) || substr(c.text, c.unsearched[cardinality(c.unsearched)] + 1) END AS searched
+) t
 CROSS JOIN LATERAL unnest(c.section_ids) WITH ORDINALITY AS h(section_id, n)
 JOIN content_sections s ON s.id = h.section_id
 CROSS JOIN LATERAL (
-    SELECT substr(c.text, greatest(s.char_start, c.char_start) - c.char_start + 1,
-                  greatest(least(s.body_end, c.char_end) - greatest(s.char_start, c.char_start), 0))
-        AS slice
+    SELECT greatest(s.char_start, c.char_start) - c.char_start AS offset_,
+           greatest(least(s.body_end, c.char_end) - greatest(s.char_start, c.char_start), 0)
+        AS length
 ) p
 WHERE c.id = ANY(%(ids)s::uuid[])
 ORDER BY c.id, h.n;
 
 -- name: slice_vectors
--- What hit_sections parses of each slice and its section's heading text, in
+-- What hit_sections parses of each slice and its section's heading path, in
 -- its chunk's language, for slices made outside the sections table (a
 -- host's table), in their order.
 SELECT to_tsvector(mdchunks_search_config(u.language), mdchunks_search_words(u.text))::text,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from mdchunks.db.connection import Connection
 from mdchunks.heading_index import build_index, dialect_for
 from mdchunks.heading_index.chunk import LineNumbers
+from mdchunks.heading_index.searchable import searchable_text, unsearched_spans
 from mdchunks.heading_index.sections import document_sections
 from mdchunks.retrieval.hits import Piece, stitch
 from mdchunks.retrieval.tables import ChunkTable
@@ -59,6 +60,10 @@ class Document:
     # The sections' starts, in order (for `held`'s bisect; one list a document).
     starts: tuple[int, ...] = ()
     title: str | None = None  # from its front matter, as its chunk rows keep it
+    # The text with its unsearched spans (front matter, MDX's ESM and comments)
+    # as spaces, as a chunk's BM25 reads it (heading_index/searchable.py);
+    # "" when it has none.
+    searchable: str = ""
 
     def section_text(self, section: SectionSpan) -> str:
         return self.text[section.char_start : section.char_end]
@@ -76,17 +81,20 @@ class Document:
         the next heading of any level."""
         return section.body_end if section.body_end >= 0 else len(self.text)
 
-    def held(self, start: int, end: int) -> list[tuple[SectionSpan, str]]:
+    def held(self, start: int, end: int) -> list[tuple[SectionSpan, str, str]]:
         """The sections the text `[start, end)` holds, each with its part of
         that text in the section's own span (`sections_held`: those it meets a
-        character of that is not whitespace, as a chunk row's `section_ids`)."""
+        character of that is not whitespace, as a chunk row's `section_ids`)
+        and the same part of the searchable text."""
         found = []
+        searchable = self.searchable or self.text
         at = max(bisect_right(self.starts, start) - 1, 0)
         while at < len(self.sections) and self.sections[at].char_start < end:
             section = self.sections[at]
-            part = self.text[max(start, section.char_start) : min(end, self.own_end(section))]
+            low, high = max(start, section.char_start), min(end, self.own_end(section))
+            part = self.text[low:high]
             if part and not part.isspace():
-                found.append((section, part))
+                found.append((section, part, searchable[low:high]))
             at += 1
         return found
 
@@ -121,7 +129,7 @@ def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) ->
         return None
     # From offset 0 and line 1: blank lines the first chunk does not hold count too.
     _, _, text = stitch([Piece(-1, 0, 0, "", 1), *pieces])
-    found = spans(text, rel_path)
+    found, searchable = spans(text, rel_path)
     return Document(
         text,
         LineNumbers(text).of(max(len(text) - 1, 0)),
@@ -129,17 +137,21 @@ def document(conn: Connection, table: ChunkTable, source: str, rel_path: str) ->
         tuple((piece.char_start, piece.char_end) for piece in pieces),
         tuple(section.char_start for section in found),
         rows[0][6],
+        searchable,
     )
 
 
-def spans(text: str, rel_path: str) -> tuple[SectionSpan, ...]:
-    """The sections of a document's text (see the module docstring)."""
+def spans(text: str, rel_path: str) -> tuple[tuple[SectionSpan, ...], str]:
+    """The sections of a document's text (see the module docstring) and its
+    searchable text ("" when all of it is searched)."""
     lines = LineNumbers(text)
     if not rel_path.lower().endswith(MARKDOWN_SUFFIXES):  # no headings: the text, whole
         if not text.strip():
-            return ()
-        return (SectionSpan(0, 0, (), 0, len(text), *lines.span(0, len(text)), len(text)),)
-    return tuple(
+            return (), ""
+        return (SectionSpan(0, 0, (), 0, len(text), *lines.span(0, len(text)), len(text)),), ""
+    index = build_index(text, dialect_for(rel_path))
+    hidden = [offset for span in unsearched_spans(text, index) for offset in span]
+    found = tuple(
         SectionSpan(
             section.ordinal,
             section.heading_level or 0,
@@ -150,10 +162,9 @@ def spans(text: str, rel_path: str) -> tuple[SectionSpan, ...]:
             section.end_line,
             section.body_end,
         )
-        for section in document_sections(
-            text, build_index(text, dialect_for(rel_path)), lines=lines
-        )
+        for section in document_sections(text, index, lines=lines)
     )
+    return found, searchable_text(text, hidden) if hidden else ""
 
 
 def find(sections: Sequence[SectionSpan], heading_path: Sequence[str]) -> SectionSpan | None:

@@ -5,7 +5,9 @@ a section's exact text, and a document's outline, all from stored rows.
   (`content_chunks.section_ids`), the one whose slice of the chunk carries
   the most of the query by BM25's own weights (flow/retrieval/lexical.py:
   the same idf, k1, b and heading weight; a slice's terms are its part of the
-  chunk's text plus the section's own heading, weighted like a heading path).
+  chunk's searchable text, MDX's ESM and front matter left out as the chunk's
+  own search vector leaves them, plus the section's whole heading path,
+  weighted as a chunk's heading path is).
   For a semantic hit (or a hybrid one no query term reaches), the slice
   nearest the query by the embedding model; the governing section (the one
   the chunk's heading columns name) wins every tie, and stands when nothing
@@ -77,10 +79,8 @@ class Slice:
     section: SectionRef
     governing: bool
     text: str  # the chunk's text within the section's own span
-    # The text's and its heading text's vectors, as text, parsed as the
-    # chunk's search vector is (in its language; migration 0018).
-    text_vector: str | None
-    heading_vector: str | None
+    text_vector: str | None  # the vector of the text's searchable part, as text
+    heading_vector: str | None  # the vector of its heading path, as text
 
 
 def hit_slices(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Slice]]:
@@ -95,25 +95,26 @@ def hit_slices(conn: Connection, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, li
 
 
 def slices_of(
-    conn: Connection, held: Sequence[tuple[SectionRef, bool, str, str | None]]
+    conn: Connection, held: Sequence[tuple[SectionRef, bool, str, str, str | None]]
 ) -> list[Slice]:
     """Slices made outside the sections table (a host's table rebuilds its
     sections from its chunks): each (section, governing, the chunk's text in
-    the section's own span, the chunk's language), with its vectors parsed as
-    `hit_sections` parses them, in one statement."""
+    the section's own span, the same part of the searchable text, the chunk's
+    language), with its vectors parsed as `hit_sections` parses them (in that
+    language: migration 0018), in one statement."""
     if not held:
         return []
     vectors = conn.execute(
         QUERIES["slice_vectors"],
         {
-            "texts": [text for _, _, text, _ in held],
-            "headings": [ref.heading_text or "" for ref, _, _, _ in held],
-            "languages": [language for _, _, _, language in held],
+            "texts": [searched for _, _, _, searched, _ in held],
+            "headings": [" ".join(ref.heading_path) for ref, *_ in held],
+            "languages": [language for *_, language in held],
         },
     )
     return [
         Slice(ref, governing, text, text_vector, heading_vector if ref.heading_text else None)
-        for (ref, governing, text, _), (text_vector, heading_vector) in zip(
+        for (ref, governing, text, *_), (text_vector, heading_vector) in zip(
             held, vectors.fetchall(), strict=True
         )
     ]

@@ -213,6 +213,76 @@ def test_the_python_api_names_the_matched_section(
     assert hit.matched_section.held == 3
 
 
+GADGET = """# Widgets
+
+Widgets are the parts a page is built of.
+
+## `<Gadget>` component
+
+The `<Gadget>` component draws a gadget. Import Gadget from the components
+package and place Gadget anywhere on a page; Gadget takes the props below.
+
+### `label`
+
+**type:** `string`
+
+The text shown beside the label's icon.
+"""
+
+
+@pytest.mark.parametrize("chunker", sorted(CHUNKERS))
+def test_a_question_naming_the_parent_of_a_prop_names_the_prop(
+    tmp_path: Path, run_cli: RunCli, chunker: str
+) -> None:
+    """A reference page's prop sits under its component's heading; a question
+    names both. The prop's slice reads its whole heading path, as a chunk's
+    BM25 does, so the component's name counts for it too and the prop's own
+    word decides (with the own heading alone the parent won: "Gadget" is
+    said five times there)."""
+    root = tmp_path / "ui"
+    root.mkdir()
+    (root / "gadget.md").write_text(GADGET, encoding="utf-8")
+    options = ["--chunker", chunker] + (["--split-levels", "1"] if chunker == "structure" else [])
+    assert run_cli("ingest", str(root), "--source", "ui", *options).code == 0
+    result = run_cli("search", "What does label do on Gadget?", "-k", "1", "--json")
+    (hit,) = [json.loads(line) for line in result.out.splitlines()]
+    assert hit["matched_section"]["heading_path"] == ["Widgets", "<Gadget> component", "label"]
+
+
+CODE_MDX = """---
+title: Code
+---
+
+## Usage
+
+Render highlighted code with the component.
+
+export const sample = 'read a file from the repository';
+export const files = ['file', 'repository', 'file'];
+
+### Imported code
+
+Import a file from your repository as a string and pass it on.
+"""
+
+
+@pytest.mark.parametrize("chunker", sorted(CHUNKERS))
+def test_a_slice_reads_no_esm_as_its_chunk_reads_none(
+    tmp_path: Path, run_cli: RunCli, chunker: str
+) -> None:
+    """MDX's ESM is no text to search (docs/search.md): a chunk's BM25 reads
+    it as spaces, and so does each of its sections' slices. Counted, the
+    `export const` lines' words made *Usage* the match."""
+    root = tmp_path / "mdx"
+    root.mkdir()
+    (root / "code.mdx").write_text(CODE_MDX, encoding="utf-8")
+    options = ["--chunker", chunker] + (["--split-levels", "1"] if chunker == "structure" else [])
+    assert run_cli("ingest", str(root), "--source", "mdx", *options).code == 0
+    result = run_cli("search", "a file from the repository", "-k", "1", "--json")
+    (hit,) = [json.loads(line) for line in result.out.splitlines()]
+    assert hit["matched_section"]["heading_path"] == ["Usage", "Imported code"]
+
+
 # -- outline ------------------------------------------------------------------------------
 
 
