@@ -243,6 +243,23 @@ class SearchHit:
         return self.snippet.replace(HIGHLIGHT_START, "").replace(HIGHLIGHT_STOP, "")
 
 
+# A query longer than this is refused up front: parsed in every searched
+# language, its terms cost seconds to minutes before PostgreSQL's text search
+# gives up ("statement too complex"), and no embedding model reads so much.
+MAX_QUERY_WORDS = 1_000
+MAX_QUERY_CHARACTERS = 10_000  # a CJK query has no spaces to count words by
+
+
+def _check_query_size(query: str) -> None:
+    words = len(query.split())
+    if words > MAX_QUERY_WORDS or len(query) > MAX_QUERY_CHARACTERS:
+        raise UsageError(
+            f"the query is too long ({words:,} words, {len(query):,} characters; at most "
+            f"{MAX_QUERY_WORDS:,} words and {MAX_QUERY_CHARACTERS:,} characters): "
+            "search with fewer words"
+        )
+
+
 def search(
     query: str,
     *,
@@ -277,6 +294,7 @@ def search(
     not finish: they may be stale); None logs them as warnings."""
     if not query.strip():
         raise UsageError("the search query is empty")
+    _check_query_size(query)
     if k < 1:
         raise UsageError(f"-k must be at least 1 (got {k})")
     rankings.check_method(method, match)

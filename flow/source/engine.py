@@ -7,9 +7,10 @@ import contextlib
 import logging
 import signal
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import cocoindex as coco
 from cocoindex._internal import core as _core  # cancel_all: what `cocoindex` CLI's Ctrl-C uses
@@ -49,6 +50,37 @@ ALIVE_INTERVAL_SECONDS = 0.5
 STOP_TIMEOUT_SECONDS = 10.0  # for the engine to wind down once cancelled
 # For a stopped watch's engine to end its update; then its environment is closed.
 LIVE_STOP_SECONDS = 3.0
+# For the tasks a run leaves behind to end once cancelled; then its loop closes.
+LEFTOVER_SECONDS = 5.0
+
+T = TypeVar("T")
+
+
+def run_on_own_loop(main: Coroutine[Any, Any, T], *, leftover: float = LEFTOVER_SECONDS) -> T:
+    """`asyncio.run(main)`, except that the tasks left when `main` ends get
+    `leftover` seconds to end once cancelled, not forever. asyncio.run waits
+    for each: a watch whose database stopped left an engine task (a live
+    component's, or the pool's reconnecting) that did not end under load, and
+    the watch hung after saying nothing (issue 42). A task still pending is
+    dropped with the loop."""
+    loop = asyncio.new_event_loop()
+    try:
+        asyncio.set_event_loop(loop)
+        return loop.run_until_complete(main)
+    finally:
+        try:
+            left = asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            if left:
+                loop.set_exception_handler(_quiet)
+                loop.run_until_complete(asyncio.wait(left, timeout=leftover))
+            loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), timeout=leftover))
+        except (Exception, asyncio.CancelledError) as exc:  # the cleanup never hides main's outcome
+            log.debug("closing the run's loop: %s", exc)
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
 
 
 @dataclass(frozen=True, slots=True)

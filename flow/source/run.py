@@ -586,7 +586,7 @@ def watch(
         # raises through here: nothing more is written, the state stays
         # distrusted (the source shown unfinished) and the lock is given back.
         with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
-            asyncio.run(
+            engine.run_on_own_loop(
                 engine.run_live(
                     database_url=db.url,
                     root=root_path,
@@ -715,7 +715,7 @@ def run_engine_once(
 ) -> engine.EngineStats:
     """The engine's run over one listing, on an event loop of its own. The CLI
     knows by this frame that a Ctrl-C came while the engine ran (flow/cli/commands.py)."""
-    return asyncio.run(run)
+    return engine.run_on_own_loop(run)
 
 
 # A server that stops answering (a black-holed host) is lost too: not waited

@@ -569,6 +569,12 @@ def test_a_huge_query_gets_a_clear_message(ingested: Path, database_url: str) ->
     query_text = " ".join(f"word{i}" for i in range(26_000))
     with pytest.raises(UsageError, match=r"too long .*26,000 words"):
         api.search(query_text, database_url=database_url, match="any")
+    # A CJK query has no spaces: its characters are counted too.
+    with pytest.raises(UsageError, match=r"too long .*10,001 characters"):
+        api.search("站" * 10_001, database_url=database_url, match="any")
+    # One at the limit is searched (in well under the minutes a longer one
+    # took once every language parsed it).
+    assert api.search(" ".join(["word"] * 1_000), database_url=database_url) == []
 
 
 def test_search_of_an_unknown_source_is_a_usage_error(ingested: Path, database_url: str) -> None:
