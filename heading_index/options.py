@@ -4,7 +4,7 @@ Every option is one dataclass field whose metadata (`Option`) says everything
 else about it: its help text, its check, which chunkers read it, and how it
 enters a recipe's fingerprint. The CLI's options, backfill's overrides, the
 recipe's description and its validation are derived from these fields
-(mdchunks.plugin.recipe, mdchunks.cli.commands), so adding an option is this file plus the
+(mdchunks.plugin.recipe, mdchunks.cli.ingest), so adding an option is this file plus the
 chunker that reads it.
 
 Budgets count UTF-8 bytes, as cocoindex's `RecursiveSplitter` counts them.

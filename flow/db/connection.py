@@ -227,7 +227,7 @@ class Connection:
     def abandon(self) -> None:
         """Drop the session at once, from any thread, whatever runs on it: the
         server ends it, and its locks with it. For a process about to leave
-        without waiting for its other threads (flow/cli/commands.py)."""
+        without waiting for its other threads (flow/cli/stops.py)."""
 
         async def terminate() -> None:
             self._raw.terminate()

@@ -105,7 +105,7 @@ def give_back_at_once() -> None:
     """Drop every connection holding a source's lock, from any thread and
     whatever runs on them: the server ends their sessions and the locks go
     with them. For a process that leaves without unwinding (a stopped watch
-    whose engine did not wind down, flow/cli/commands.py)."""
+    whose engine did not wind down, flow/cli/stops.py)."""
     for conn in list(_HELD):
         conn.abandon()
 

@@ -112,7 +112,7 @@ class Quarantine:
         """The run ended in Python (success, an error, a Ctrl-C while one of our
         own statements ran): nothing it left in flight died of its document;
         only untried suspects are kept. (A Ctrl-C while the engine runs ends
-        the CLI at once, flow/cli/commands.py: like a crash, it leaves its documents in
+        the CLI at once, flow/cli/stops.py: like a crash, it leaves its documents in
         flight as suspects.)"""
         with self._lock:
             if self._fd is None:

@@ -714,7 +714,7 @@ def run_engine_once(
     run: Coroutine[Any, Any, engine.EngineStats],
 ) -> engine.EngineStats:
     """The engine's run over one listing, on an event loop of its own. The CLI
-    knows by this frame that a Ctrl-C came while the engine ran (flow/cli/commands.py)."""
+    knows by this frame that a Ctrl-C came while the engine ran (flow/cli/stops.py)."""
     return engine.run_on_own_loop(run)
 
 

@@ -28,7 +28,7 @@ CLI = (
     "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "from mdchunks.__main__ import main; main()"
 )
-# Generous: the watch gives itself 6 s at most (flow/cli/commands.py), a few
+# Generous: the watch gives itself 6 s at most (flow/cli/stops.py), a few
 # more on a loaded machine; a hang (the bug) outlived 10 minutes.
 STOP_LIMIT_SECONDS = 60.0
 ENGINE_NOISE = ("environment is closed", "backtrace", "Traceback", "panicked")
