@@ -16,13 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate, count
 from operator import add
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from mdchunks.heading_index.model import HeadingIndex, Section
 from mdchunks.heading_index.oversized import BudgetSplit
-
-if TYPE_CHECKING:
-    from mdchunks.heading_index.options import ChunkOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +67,30 @@ class Chunking:
     title: str | None = None  # the document's front-matter title (HeadingIndex.title)
 
 
+class ChunkSettings(Protocol):
+    """What a chunker reads of the options. `ChunkOptions` has them all; chunkers
+    depend on this rather than on the options module, which asks the registry
+    for the chunkers' names (so the two never import each other)."""
+
+    @property
+    def chunk_size(self) -> int: ...  # UTF-8 bytes, as every budget here
+
+    @property
+    def min_chunk_size(self) -> int: ...
+
+    @property
+    def chunk_overlap(self) -> int: ...
+
+    @property
+    def breadcrumb_budget(self) -> int: ...
+
+    @property
+    def split_levels(self) -> int: ...  # the structure chunker's
+
+    @property
+    def merged_path(self) -> str: ...  # the structure chunker's: "first" or "common"
+
+
 class Chunker(Protocol):
     """One way of placing chunk boundaries (docs/chunkers.md)."""
 
@@ -96,7 +117,7 @@ class Chunker(Protocol):
         text: str,
         index: HeadingIndex | None,
         budget_split: BudgetSplit,
-        options: ChunkOptions,
+        options: ChunkSettings,
     ) -> Chunking: ...
 
 

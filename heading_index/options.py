@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, Self
 
 from mdchunks.heading_index.breadcrumb import DEFAULT_BREADCRUMB_BUDGET, MIN_BREADCRUMB_BUDGET
+from mdchunks.heading_index.chunkers import CHUNKERS
 
 # How a field enters a recipe's fingerprint: "always"; "later", left out at its
 # default (a field added after the first release: adding it re-processes
@@ -75,8 +76,6 @@ def _overlap(value: int, opts: Any) -> str | None:
 
 
 def _chunker(value: str, _: Any) -> str | None:
-    from mdchunks.heading_index.chunkers import CHUNKERS  # the registry imports this module
-
     if value in CHUNKERS:
         return None
     return f"unknown chunker {value!r} (known: {', '.join(CHUNKERS)})"

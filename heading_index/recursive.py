@@ -11,16 +11,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mdchunks.heading_index.assign import assign
 from mdchunks.heading_index.breadcrumb import embed_text, render
-from mdchunks.heading_index.chunk import Chunking, HeadingChunk, LineNumbers
+from mdchunks.heading_index.chunk import Chunking, ChunkSettings, HeadingChunk, LineNumbers
 from mdchunks.heading_index.model import ChunkHeadings, HeadingIndex
 from mdchunks.heading_index.oversized import BudgetSplit
-
-if TYPE_CHECKING:
-    from mdchunks.heading_index.options import ChunkOptions
 
 _NO_HEADINGS = ChunkHeadings(
     heading_text=None, heading_level=None, heading_path=(), parent_position=None
@@ -42,7 +38,7 @@ class RecursiveChunker:
         text: str,
         index: HeadingIndex | None,
         budget_split: BudgetSplit,
-        options: ChunkOptions,
+        options: ChunkSettings,
     ) -> Chunking:
         spans = budget_split(
             text,

@@ -48,7 +48,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from mdchunks.heading_index.blocks import content_start
 from mdchunks.heading_index.breadcrumb import (
@@ -57,14 +57,11 @@ from mdchunks.heading_index.breadcrumb import (
     render,
 )
 from mdchunks.heading_index.breadcrumb import embed_text as compose_embed_text
-from mdchunks.heading_index.chunk import Chunking, HeadingChunk, LineNumbers
+from mdchunks.heading_index.chunk import Chunking, ChunkSettings, HeadingChunk, LineNumbers
 from mdchunks.heading_index.coverage import repair_spans
 from mdchunks.heading_index.model import Heading, HeadingIndex
 from mdchunks.heading_index.oversized import Budgets, BudgetSplit, split_oversized
 from mdchunks.heading_index.text_spans import Span, content_span, utf8_len
-
-if TYPE_CHECKING:
-    from mdchunks.heading_index.options import ChunkOptions
 
 # Part of the recipe fingerprint when this chunker is chosen: bump it on any
 # change here that can change a chunk (code outside the memoized function is
@@ -112,7 +109,7 @@ class StructureOptions:
             raise ValueError(f"breadcrumb_budget must be at least {MIN_BREADCRUMB_BUDGET} bytes")
 
     @classmethod
-    def of(cls, options: ChunkOptions) -> StructureOptions:
+    def of(cls, options: ChunkSettings) -> StructureOptions:
         """The structure chunker's part of `ChunkOptions` (or of a recipe)."""
         return cls(
             chunk_size=options.chunk_size,
@@ -468,7 +465,7 @@ class StructureChunker:
         text: str,
         index: HeadingIndex | None,
         budget_split: BudgetSplit,
-        options: ChunkOptions,
+        options: ChunkSettings,
     ) -> Chunking:
         if index is None:  # no headings to split by: the budget splitter alone
             from mdchunks.heading_index.recursive import CHUNKER as RECURSIVE
