@@ -159,7 +159,8 @@ def recipe_options(*, defaults_shown: bool) -> Callable[[F], F]:
     metavar="SECONDS",
     help=f"A document of {bounded.CHILD_ABOVE_BYTES // 2**20} MiB or more, and every "
     "converted file (HTML, DOCX, PDF) whatever its size, is converted and chunked in a "
-    "child process, stopped past this time: it then fails alone, named, and is tried again "
+    "child process, stopped past this much CPU time (or four times it on the clock): it "
+    "then fails alone, named, and is tried again "
     "next run (smaller markdown documents chunk in the run's process: under 1 MiB the "
     "slowest known shape takes under a minute).",
 )

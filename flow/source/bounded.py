@@ -5,12 +5,18 @@ tree-sitter), and a thread running it cannot be stopped: a document of a shape
 nobody has guarded yet would hold a chunking thread, and the run, for as long
 as it takes (issue 26 measured a 24 MiB table at half an hour). So a document
 of `CHILD_ABOVE_BYTES` or more is read and chunked in a child process that the
-run kills when it takes longer than `DocumentLimits.seconds` or holds more
-resident memory than `DocumentLimits.memory_bytes`. The document then fails
+run kills when it spends more than `DocumentLimits.seconds` of CPU time or
+holds more resident memory than `DocumentLimits.memory_bytes`. The document then fails
 alone, named, with the limit it passed: the failure is raised, not declared
 (like a document that grew past the size limit after the walk), so its old
 rows go, nothing of it is memoized, and the next run tries it again (with the
 same limits, it fails again: the limit is in the message).
+
+The time limit counts the child's CPU time, not the clock's: what a document
+costs, the same on an idle machine and on a loaded one (issue 42: a 20 MB
+document that takes 60 s idle passed a 180 s wall-clock limit with both cores
+busy elsewhere, and failed). A child that spends its time waiting instead (no
+shape of ours does) is stopped at `WALL_CLOCK_TIMES` the limit on the clock.
 
 Smaller documents stay in the run's process: most corpora hold none this
 large and never pay for a child. Below 1 MiB the slowest known shape (a
@@ -24,7 +30,8 @@ cores), instead of the 1.4-1.9 s of a spawned interpreter each. The server has
 cocoindex's idle runtime threads; a child uses none of them (the splitter
 and the parse run on the calling thread). A child also dies by itself: at
 its deadline (SIGALRM, a little after the parent's) and when the run's end of
-its answer pipe closes, so a killed run leaves no child behind.
+its answer pipe closes, so a killed run leaves no child behind; past its CPU
+time (RLIMIT_CPU, SIGXCPU) too.
 
 A child killed by a signal the run did not send (a native abort) is the
 quarantine's "the process died while chunking this document" at once, a
@@ -43,6 +50,7 @@ import math
 import multiprocessing
 import os
 import pickle
+import resource
 import select
 import signal
 import threading
@@ -68,6 +76,10 @@ DEFAULT_DOC_SECONDS = 180.0
 # stopped by this limit past about 8 MB.
 DEFAULT_DOC_MEMORY_MB = 4096
 _POLL_SECONDS = 0.05
+# A child is stopped at this many times the limit on the clock, whatever its
+# CPU time: the backstop for one that waits instead of working.
+WALL_CLOCK_TIMES = 4
+_TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
 # The importers' libraries too, and a document of each kind chunked once
 # (flow/source/warmup.py): every converted file is read in a child, and each
 # child importing them again cost it about 0.2 s (seconds on a loaded
@@ -139,7 +151,7 @@ def run_in_child(
     )
     process.start()  # the first in a process also starts the fork server (about 1.6 s)
     sender.close()
-    deadline = time.monotonic() + limits.seconds
+    deadline = time.monotonic() + WALL_CLOCK_TIMES * limits.seconds
     try:
         while True:
             if receiver.poll(_POLL_SECONDS):
@@ -155,9 +167,12 @@ def run_in_child(
                     f"needed more than {limits.memory_bytes // 2**20} MB of memory to chunk "
                     "(--doc-memory-limit)"
                 )
+            if cpu_seconds(process.pid) > limits.seconds:
+                raise DocumentOverLimit(_over_time(limits))
             if time.monotonic() > deadline:
                 raise DocumentOverLimit(
-                    f"took longer than {limits.seconds:g} s to chunk (--doc-time-limit)"
+                    f"took longer than {WALL_CLOCK_TIMES * limits.seconds:g} s to chunk, "
+                    f"mostly waiting ({WALL_CLOCK_TIMES} times --doc-time-limit)"
                 )
     finally:
         if process.is_alive():
@@ -165,8 +180,8 @@ def run_in_child(
         process.join()
         receiver.close()
     code = process.exitcode or 0
-    if code == -signal.SIGALRM:  # its own deadline, past the parent's: the limit
-        raise ChildLost(f"took longer than {limits.seconds:g} s to chunk (--doc-time-limit)")
+    if code in (-signal.SIGALRM, -signal.SIGXCPU):  # its own deadlines, past the parent's
+        raise ChildLost(_over_time(limits))
     if code < 0:
         raise DocumentProblem(f"{CRASHED} ({signal_name(-code)})")
     # An exit without an answer is not a crash of the document's own making
@@ -174,6 +189,23 @@ def run_in_child(
     raise ChildLost(
         f"the process chunking this document ended without an answer (exit status {code})"
     )
+
+
+def _over_time(limits: DocumentLimits) -> str:
+    return f"took more than {limits.seconds:g} s of CPU time to chunk (--doc-time-limit)"
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """A process's CPU time so far, user and system, all its threads (Linux:
+    /proc), 0 where it cannot be read."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        # Fields after the command's name, which may hold spaces and parentheses:
+        # utime and stime are the 14th and 15th fields of the line.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def resident_bytes(pid: int | None) -> int:
@@ -195,10 +227,11 @@ def _child(
     kwargs: dict[str, Any],
 ) -> None:
     _die_with_parent(sender)
-    # Past the parent's deadline, if the parent is gone or stuck: SIGALRM's
-    # default action ends the process.
+    # Past the parent's deadlines, if the parent is gone or stuck: SIGXCPU's
+    # and SIGALRM's default actions end the process.
     due = min(math.ceil(seconds), MAX_DOC_SECONDS) if math.isfinite(seconds) else MAX_DOC_SECONDS
-    signal.alarm(due + _ALARM_GRACE_SECONDS)
+    resource.setrlimit(resource.RLIMIT_CPU, (due + _ALARM_GRACE_SECONDS, resource.RLIM_INFINITY))
+    signal.alarm(min(WALL_CLOCK_TIMES * due, MAX_DOC_SECONDS) + _ALARM_GRACE_SECONDS)
     # A native abort's own message would be noise on the user's terminal; the
     # run names the cause.
     devnull = os.open(os.devnull, os.O_WRONLY)
