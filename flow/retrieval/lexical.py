@@ -103,9 +103,10 @@ from mdchunks.retrieval.lexical_terms import (
 )
 from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
-# Still importable from here, where they lived before the split: flow/api.py
-# and flow/source/ call them as `lexical.X` (their homes: lexical_terms, the
-# query's side; lexical_stats, the stored side).
+# What other modules take from here: the ranking's own names and, where they
+# lived before the split, the query's terms (home: lexical_terms) and the
+# statistics (home: lexical_stats), which flow/api.py and flow/source/ call
+# as `lexical.X`.
 __all__ = [
     "BOUNDS_MIN_CHUNKS",
     "DEFAULT_PARAMS",
