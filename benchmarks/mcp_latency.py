@@ -38,7 +38,7 @@ import psycopg
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mdchunks.db import database, migrate
-from mdchunks.retrieval import embedder, embedding, lexical
+from mdchunks.retrieval import embedder, embedding, lexical_stats
 from psycopg import sql
 
 from benchmarks import postgres
@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             grow(url, corpus, done, size)
             add_vectors(url, done, size)
             with database.connect(url) as conn:
-                lexical.refresh_stats(conn, SOURCE)
+                lexical_stats.refresh_stats(conn, SOURCE)
             print(f"mcp_latency: ready in {time.perf_counter() - started:.0f} s", file=sys.stderr)
             done = size
             timings = asyncio.run(warm(url, Path(folder), queries))

@@ -23,7 +23,7 @@ the statistics and the top chunks; the recount as at bdf4231 and today's;
 and what a batch run that rewrites one document spends on the statistics
 (bdf4231: the recount; today: its share moved). Wall-clock on a shared
 machine: read ratios, not absolutes. It also prints which BM25 index
-extensions the server offers (`lexical.index_engines`).
+extensions the server offers (`lexical_stats.index_engines`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import psycopg
 from mdchunks.db import database, migrate
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
-from mdchunks.retrieval import lexical
+from mdchunks.retrieval import lexical, lexical_stats
 from psycopg import sql
 
 from benchmarks import postgres
@@ -137,7 +137,7 @@ COLUMNS = (
 
 def grow(url: str, corpus: Corpus, start: int, stop: int) -> float:
     """COPY chunks start..stop into the table, then the search vectors' GIN
-    index built in one pass, as a first ingest ends (`lexical.rebuild_index`):
+    index built in one pass, as a first ingest ends (`lexical_stats.rebuild_index`):
     dropped during the COPY, which would otherwise fill it row by row first."""
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
@@ -234,15 +234,15 @@ def _one_document(conn: Connection) -> float:
     seconds = 0.0
     with contextlib.suppress(_Undone), conn.transaction():
         started = time.perf_counter()
-        before = lexical.documents_share(conn, SOURCE, [rel_path])
+        before = lexical_stats.documents_share(conn, SOURCE, [rel_path])
         seconds += time.perf_counter() - started
         conn.execute(
             "UPDATE content_chunks SET text = text || ' zebra' WHERE source = %s AND rel_path = %s",
             [SOURCE, rel_path],
         )
         started = time.perf_counter()
-        after = lexical.documents_share(conn, SOURCE, [rel_path])
-        lexical.change_stats(conn, SOURCE, before, after)
+        after = lexical_stats.documents_share(conn, SOURCE, [rel_path])
+        lexical_stats.change_stats(conn, SOURCE, before, after)
         seconds += time.perf_counter() - started
         raise _Undone
     return seconds
@@ -263,7 +263,7 @@ def measure(
     with database.connect(url) as conn:  # the product's own connection, as search uses it
         before = _recount_before(conn) if recount_before else None
         started = time.perf_counter()
-        lexical.refresh_stats(conn, SOURCE)
+        lexical_stats.refresh_stats(conn, SOURCE)
         recount_after = time.perf_counter() - started
         conn.execute("VACUUM ANALYZE mdchunks_search_terms")
         conn.execute("VACUUM ANALYZE mdchunks_search_top")
@@ -376,12 +376,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.build_only:
             return 0
         with database.connect(databases[sizes[0]][0]) as conn:
-            engines = lexical.index_engines(conn)
+            engines = lexical_stats.index_engines(conn)
         offered = ", ".join(
             f"{name} ({'installed' if on else 'available'})" for name, on in engines.items()
         )
         engines_line = "BM25 index engines on this server: " + (
-            offered or f"none of {', '.join(lexical.INDEX_ENGINES)} (ours alone measured)"
+            offered or f"none of {', '.join(lexical_stats.INDEX_ENGINES)} (ours alone measured)"
         )
         for size in sizes:
             url, seconds = databases[size]

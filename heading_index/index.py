@@ -10,7 +10,8 @@ from mdchunks.heading_index.inline_syntax import normalize_label
 from mdchunks.heading_index.inline_text import plain_text
 from mdchunks.heading_index.link_refs import parse_definitions
 from mdchunks.heading_index.markers import atx_content, lines_with_offsets, setext_content
-from mdchunks.heading_index.mdx import DIALECTS, Dialect, heading_source, scan, unindent
+from mdchunks.heading_index.mdx import DIALECTS, Dialect, heading_source, scan
+from mdchunks.heading_index.mdx_unindent import unindent
 from mdchunks.heading_index.model import Heading, HeadingIndex
 from mdchunks.heading_index.offsets import code_point_offsets
 from mdchunks.heading_index.parse import (

@@ -62,7 +62,7 @@ from typing import Any
 
 from mdchunks import api
 from mdchunks.db import database
-from mdchunks.retrieval import lexical, rankings, sections
+from mdchunks.retrieval import lexical, lexical_terms, rankings, sections
 
 from spikes.recall import is_hit
 from spikes.retrieval_eval import (
@@ -94,7 +94,7 @@ class Stats:
 @dataclass(frozen=True, slots=True)
 class Decision:
     query: str
-    terms: lexical.QueryTerms
+    terms: lexical_terms.QueryTerms
     slices: tuple[sections.Slice, ...]
     docs: dict[uuid.UUID, SectionDoc]
     stats: dict[str, Stats]  # "own", "whole"
@@ -195,7 +195,7 @@ def window(d: Decision, width: int = 15) -> list[float]:
 def section_level(d: Decision, key: str) -> list[float]:
     stats = d.stats[key]
     weights = {
-        term.lexeme: term.occurrences * lexical.idf(stats.df[term.lexeme], stats.sections)
+        term.lexeme: term.occurrences * lexical_terms.idf(stats.df[term.lexeme], stats.sections)
         for term in d.terms.terms
         if stats.df[term.lexeme] > 0
     }
@@ -464,7 +464,7 @@ def collect(args: argparse.Namespace) -> dict[str, list[Question]]:
                     ]
                     holding = [i for i in ids if is_hit(query.fact, texts[i])]
                     slices = sections.hit_slices(conn, holding)
-                    terms = lexical.query_terms(conn, query.query, source=name)
+                    terms = lexical_terms.query_terms(conn, query.query, source=name)
                     hits: list[tuple[tuple[str, ...] | None, Decision | None]] = []
                     for i in ids:
                         pieces = slices.get(i, [])

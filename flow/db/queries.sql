@@ -411,7 +411,7 @@ SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM documents), (SELECT 
 
 
 -- name: search_stats_refresh
--- BM25's collection statistics of one source (flow/retrieval/lexical.py), recomputed
+-- BM25's collection statistics of one source (flow/retrieval/lexical_stats.py), recomputed
 -- from its rows: chunk count and total lengths here, the document frequency
 -- of each lexeme in the next two statements. The caller runs the three in one
 -- transaction: a search sees the old statistics or the new ones, never a mix.
@@ -547,7 +547,7 @@ WHERE t.lexeme = ANY(%(lexemes)s::text[])
 
 -- name: search_rows_of_documents
 -- Some documents' chunk rows, as search_share counts them (their share of
--- the source's BM25 statistics, flow/retrieval/lexical.py `documents_share`).
+-- the source's BM25 statistics, flow/retrieval/lexical_stats.py `documents_share`).
 SELECT search_vector, search_heading_length, search_text_length, language
 FROM content_chunks
 WHERE source = %(source)s AND rel_path = ANY(%(rel_paths)s::text[]);
@@ -989,7 +989,7 @@ SELECT pg_reload_conf();
 SELECT count(*) FROM content_chunks;
 
 -- name: search_index_rebuild
--- After a run that wrote most of the table (flow/retrieval/lexical.py,
+-- After a run that wrote most of the table (flow/retrieval/lexical_stats.py,
 -- rebuild_index): the search vectors' GIN index in one pass.
 REINDEX INDEX content_chunks_search_vector_idx;
 
@@ -1002,7 +1002,7 @@ WHERE c.relnamespace = 'pg_catalog'::regnamespace AND c.relkind = 'r' AND NOT c.
 ORDER BY c.oid;
 
 -- name: search_index_engines
--- BM25 index engines the server offers, by extension name (lexical.py
+-- BM25 index engines the server offers, by extension name (lexical_stats.py
 -- `index_engines`): installed in this database, or available to install.
 SELECT name, installed_version IS NOT NULL AS installed
 FROM pg_available_extensions

@@ -59,398 +59,82 @@ that many times, as in bm25s):
 k1 = 1.5 and b = 0.75 are those of the textbook reference the evaluation
 prints beside it (bm25s' defaults); heading_weight = 3 was the best of 1, 2
 and 3 on the rust-book golden set (docs/search.md).
+
+Where it lives: the parameters and the query's terms (N, df, idf, avgdl) in
+flow/retrieval/lexical_terms.py; the statistics every write keeps, the top
+chunks' lists and the GIN index in flow/retrieval/lexical_stats.py; here the
+ranking itself, MaxScore's rounds and their bounds.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
-import asyncpg
 from mdchunks.db.connection import Connection
-from mdchunks.db.queries import QUERIES
+from mdchunks.retrieval.lexical_stats import (
+    BOUNDS_MIN_CHUNKS,
+    NO_ROWS,
+    change_statements,
+    change_stats,
+    deleting,
+    documents_share,
+    documents_statement,
+    has_stats,
+    rebuild_index,
+    refresh_stats,
+    share_of,
+    stored_chunks,
+    top_lists,
+)
+from mdchunks.retrieval.lexical_terms import (
+    DEFAULT_PARAMS,
+    FIRST_ROUND_CHUNKS,
+    Bm25Params,
+    QueryTerms,
+    Term,
+    idf,
+    keeps_terms,
+    query_terms,
+    searched_languages,
+    tsquery_literal,
+)
 from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
+# What other modules take from here: the ranking's own names and, where they
+# lived before the split, the query's terms (home: lexical_terms) and the
+# statistics (home: lexical_stats), which flow/api.py and flow/source/ call
+# as `lexical.X`.
+__all__ = [
+    "BOUNDS_MIN_CHUNKS",
+    "DEFAULT_PARAMS",
+    "FIRST_ROUND_CHUNKS",
+    "NO_ROWS",
+    "Bm25Params",
+    "QueryTerms",
+    "Term",
+    "bm25",
+    "change_statements",
+    "change_stats",
+    "deleting",
+    "documents_share",
+    "documents_statement",
+    "has_stats",
+    "idf",
+    "keeps_terms",
+    "positions_per_lexeme",
+    "query_terms",
+    "rebuild_index",
+    "refresh_stats",
+    "searched_languages",
+    "share_of",
+    "stored_chunks",
+    "tsquery_literal",
+]
+
 MATCHES = ("all", "any")
-FIRST_ROUND_CHUNKS = 2000  # MaxScore's first round scores up to this many chunks at once
-
-
-@dataclass(frozen=True, slots=True)
-class Bm25Params:
-    k1: float = 1.5
-    b: float = 0.75
-    heading_weight: float = 3.0
-
-
-DEFAULT_PARAMS = Bm25Params()
-
-
-@dataclass(frozen=True, slots=True)
-class Term:
-    lexeme: str
-    df: int
-    idf: float
-    occurrences: int = 1  # in the query: a repeated word weighs that many times
-    # The most positions of the lexeme in one searched chunk, in all and in the
-    # heading path (None: not known, statistics counted live or predating 0009).
-    max_occurrences: int | None = None
-    max_heading_occurrences: int | None = None
-    # The language tags whose parse of the query gave the lexeme: it scores
-    # only chunks of those languages (None: chunks of every language).
-    languages: frozenset[str | None] | None = None
-
-    @property
-    def weight(self) -> float:
-        return self.idf * self.occurrences
-
-    def counts_for(self, language: str | None) -> bool:
-        return self.languages is None or language in self.languages
-
-
-@dataclass(frozen=True, slots=True)
-class QueryTerms:
-    terms: tuple[Term, ...]  # every distinct lexeme of the query, sorted
-    chunks: int  # N
-    avgdl: float  # mean weighted length of the searched chunks
-    stored: bool  # statistics came from the stats tables (False: counted live)
-    # The shortest searched chunk's lengths (heading path, text), None if unknown.
-    shortest: tuple[int, int] | None = None
-
-
-def idf(df: int, chunks: int) -> float:
-    """Lucene's (and bm25s') BM25 idf: ln(1 + (N - df + 0.5) / (df + 0.5))."""
-    return math.log(1.0 + (chunks - df + 0.5) / (df + 0.5))
-
-
-def tsquery_literal(lexeme: str) -> str:
-    """A lexeme as a tsquery operand: quoted, `'` doubled, `\\` escaped."""
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-# MaxScore's bounds (per-lexeme maxima) are kept for sources of this many
-# chunks or more: reading every position costs the refresh about twice as
-# much as the document frequencies alone (docs/search.md), and below this a
-# query scores a few thousand chunks at most anyway. Exact either way.
-BOUNDS_MIN_CHUNKS = 10_000
-
-
-# Top chunks per common lexeme (migration 0019, docs/search.md): kept for
-# the lexemes of at least TOP_MIN_DF chunks (a rarer one is scored whole in
-# one round), TOP_CHUNKS of them each, with the sources that keep bounds.
-TOP_MIN_DF = FIRST_ROUND_CHUNKS
-TOP_CHUNKS = 1000
-TOP_SEGMENT = 250  # read this many at a time
-
-
-def refresh_stats(conn: Connection, source: str) -> None:
-    """Recompute the source's BM25 statistics from its rows, in one transaction."""
-    values = {"source": source}
-    with conn.transaction():
-        row = conn.execute(QUERIES["search_stats_refresh"], values).fetchone()
-        assert row is not None  # an aggregate always returns a row
-        conn.execute(QUERIES["search_terms_clear"], values)
-        conn.execute(QUERIES["search_top_clear"], values)
-        chunks, heading_length, text_length, min_heading, min_text = row
-        if chunks < BOUNDS_MIN_CHUNKS:
-            conn.execute(QUERIES["search_terms_refresh_df"], values)
-            return
-        conn.execute(QUERIES["search_terms_refresh"], values)
-        params = DEFAULT_PARAMS
-        w, k1, b = params.heading_weight, params.k1, params.b
-        avgdl = (w * heading_length + text_length) / chunks
-        shortest = k1 * (1 - b + b * (w * min_heading + min_text) / avgdl)
-        conn.execute(
-            QUERIES["search_top_refresh"],
-            {
-                **values,
-                "avgdl": avgdl,
-                "size": TOP_CHUNKS,
-                "segment": TOP_SEGMENT,
-                "min_df": TOP_MIN_DF,
-                "single": 1 / (1 + shortest),
-                "k1": k1,
-                "b": b,
-                "w": w,
-            },
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentsShare:
-    """What some chunk rows add to their source's BM25 statistics: (chunks,
-    heading length, text length, shortest heading, shortest text), and each
-    lexeme's (df, most positions in one chunk, most in one heading)."""
-
-    totals: tuple[int, int, int, int | None, int | None]
-    terms: dict[str, tuple[int, int, int]]
-    languages: tuple[str | None, ...] = ()
-    # The documents whose rows these are (none: rows deleted, counted as they went).
-    rel_paths: tuple[str, ...] = ()
-
-
-NO_ROWS = DocumentsShare((0, 0, 0, None, None), {})
-
-# A statement and its parameters, for our connection or the engine's pool.
-Statement = tuple[str, Mapping[str, object]]
-
-
-def share_statement(rows: str, params: Mapping[str, object]) -> Statement:
-    """The statement counting the share of the rows `rows` yields (a SELECT
-    of some chunk rows, or a DELETE that returns them): `share_of` reads its row."""
-    return f"WITH shared AS ({rows})\n{QUERIES['search_share']}", params
-
-
-def documents_statement(source: str, rel_paths: Sequence[str]) -> Statement:
-    """The statement counting the share of `rel_paths`' rows."""
-    return share_statement(
-        QUERIES["search_rows_of_documents"], {"source": source, "rel_paths": list(rel_paths)}
-    )
-
-
-def deleting(delete: str, params: Mapping[str, object]) -> Statement:
-    """`delete` (a DELETE of chunk rows) counting the share of the rows it
-    deletes: that share leaves the statistics (`change_statements(..., gone,
-    NO_ROWS)`), and its first total is the rows deleted."""
-    return share_statement(
-        f"{delete}\nRETURNING search_vector, search_heading_length, search_text_length, language",
-        params,
-    )
-
-
-def share_of(row: Sequence[object] | None, rel_paths: Sequence[str] = ()) -> DocumentsShare:
-    """The share a `share_statement` counted (its one row: three JSON texts),
-    of the rows of `rel_paths` if it counted documents' rows."""
-    assert row is not None  # an aggregate always returns a row
-    totals, languages, terms = (json.loads(str(value)) for value in row)
-    chunks, heading, text, shortest_heading, shortest_text = totals
-    return DocumentsShare(
-        (int(chunks), int(heading), int(text), shortest_heading, shortest_text),
-        {
-            str(lexeme): (int(df), int(most), int(most_in_heading))
-            for lexeme, df, most, most_in_heading in terms
-        },
-        tuple(None if tag is None else str(tag) for tag in languages),
-        tuple(rel_paths),
-    )
-
-
-def documents_share(conn: Connection, source: str, rel_paths: Sequence[str]) -> DocumentsShare:
-    """The share of `rel_paths`' rows, counted as `refresh_stats` counts all."""
-    return share_of(conn.execute(*documents_statement(source, rel_paths)).fetchone(), rel_paths)
-
-
-def change_statements(
-    source: str, before: DocumentsShare, after: DocumentsShare
-) -> list[Statement]:
-    """The statements that move the source's statistics from `before` to
-    `after` (some rows' shares, taken around their writes in the caller's
-    transaction): df, N and the lengths stay exact; the per-lexeme maxima and
-    the shortest lengths are bounds that loosen, never tighten (MaxScore stays
-    exact), until the next `refresh_stats`. A change costs its rows, not the
-    source's."""
-    if (before.totals, before.terms) == (after.totals, after.terms) and set(after.languages) <= set(
-        before.languages
-    ):
-        return []  # rows that say the same (a no-op run's deletes find none)
-    (n0, h0, t0, _, _), (n1, h1, t1, shortest_heading, shortest_text) = before.totals, after.totals
-    statements: list[Statement] = [
-        (
-            QUERIES["search_stats_add"],
-            {
-                "source": source,
-                "chunks": n1 - n0,
-                "heading_length": h1 - h0,
-                "text_length": t1 - t0,
-                "min_heading_length": shortest_heading,
-                "min_text_length": shortest_text,
-                "languages": list(after.languages),
-            },
-        )
-    ]
-    deltas = []
-    for lexeme in before.terms.keys() | after.terms.keys():
-        df0 = before.terms.get(lexeme, (0, 0, 0))[0]
-        df1, most, most_in_heading = after.terms.get(lexeme, (0, 0, 0))
-        if df1 != df0 or lexeme in after.terms:
-            deltas.append(
-                {
-                    "lexeme": lexeme,
-                    "df": df1 - df0,
-                    "most": most,
-                    "most_in_heading": most_in_heading,
-                }
-            )
-    if deltas:
-        values: dict[str, object] = {"source": source, "deltas": json.dumps(deltas)}
-        statements.append((QUERIES["search_terms_drop"], values))
-        statements.append((QUERIES["search_terms_add"], values))
-    if after.rel_paths and after.totals[0]:
-        params = DEFAULT_PARAMS
-        top = {"k1": params.k1, "b": params.b, "w": params.heading_weight}
-        statements.append(
-            (QUERIES["search_top_add"], {**top, "source": source, "rel_paths": [*after.rel_paths]})
-        )
-    return statements
-
-
-def change_stats(
-    conn: Connection, source: str, before: DocumentsShare, after: DocumentsShare
-) -> None:
-    """Run `change_statements` on `conn` (in the caller's transaction)."""
-    for statement, params in change_statements(source, before, after):
-        conn.execute(statement, params)
-
-
-# A run that wrote at least this many chunk rows, and at least half of the
-# table's, rebuilds the search vectors' GIN index (`rebuild_index`).
-REBUILD_MIN_ROWS = 5000
-
-
-def rebuild_index(conn: Connection, written: int) -> bool:
-    """After a run that wrote most of the table (a first ingest, a backfill):
-    the GIN index built again in one pass. Filled through its pending list,
-    it keeps the pages each flush left: 9.8 MB for the rust-book x36's
-    29,520 chunks, 8.4 MB rebuilt, in 0.65 s (docs/benchmarks.md, Disk).
-    A plain REINDEX: rolled back whole if the run is killed (a concurrent
-    one would leave an invalid index behind); searches wait for it. It
-    needs the table's owner: a role with DML rights only keeps the index
-    as it is, and so does a server that refuses it (a lock or statement
-    timeout of yours): it is only smaller rebuilt. Returns whether it was."""
-    if written < REBUILD_MIN_ROWS:
-        return False
-    row = conn.execute(QUERIES["chunk_rows_total"]).fetchone()
-    if row is None or written * 2 < int(row[0]):
-        return False
-    try:
-        conn.execute(QUERIES["search_index_rebuild"])
-    except (
-        asyncpg.exceptions.InsufficientPrivilegeError,
-        asyncpg.exceptions.LockNotAvailableError,
-        asyncpg.exceptions.QueryCanceledError,
-        asyncpg.exceptions.DeadlockDetectedError,
-    ):
-        return False
-    return True
-
-
-# Server BM25 index engines (docs/search.md, "Which engine at which size"):
-# ParadeDB's pg_search, Tiger Data's pg_textsearch, VectorChord-BM25.
-INDEX_ENGINES = ("pg_search", "pg_textsearch", "vchord_bm25")
-
-
-def index_engines(conn: Connection) -> dict[str, bool]:
-    """The BM25 index engines this server offers: extension -> installed in
-    this database. Detection only: search uses our BM25 whatever it finds
-    (none was on a server we could measure; docs/search.md)."""
-    rows = conn.execute(QUERIES["search_index_engines"], {"names": list(INDEX_ENGINES)})
-    return {str(name): bool(installed) for name, installed in rows}
-
-
-def keeps_terms(
-    conn: Connection, query: str, *, source: str | None = None, table: ChunkTable = MANAGED
-) -> bool:
-    """Whether any word of the query is a search term (not a stop word) in
-    one of the searched chunks' languages."""
-    languages = searched_languages(conn, source=source, table=table)
-    row = conn.execute(
-        QUERIES["search_query_keeps_terms"], {"query": query, "languages": languages}
-    ).fetchone()
-    return bool(row and row[0])
-
-
-def searched_languages(
-    conn: Connection,
-    *,
-    source: str | None,
-    table: ChunkTable = MANAGED,
-    stored: bool | None = None,
-) -> list[str | None]:
-    """The language tags of the searched chunks (None: none stated, read as
-    English): from the statistics where every searched source has them
-    (`stored`; None: look it up), else counted from the rows. [None] when
-    there are none."""
-    values = {"source": source}
-    if table.managed and stored is None:
-        collection = conn.execute(QUERIES["search_collection"], values).fetchone()
-        stored = bool(collection and collection[5])
-    name = "search_languages" if table.managed and stored else "search_languages_live"
-    found = {row[0] for row in conn.execute(table.query(name), values)}
-    return sorted(found, key=lambda tag: tag or "") or [None]
-
-
-def stored_chunks(conn: Connection, source: str) -> int | None:
-    """N of the source's stored statistics, None if it has none."""
-    row = conn.execute(
-        "SELECT chunks FROM mdchunks_search_stats WHERE source = %s", [source]
-    ).fetchone()
-    return None if row is None else int(row[0])
-
-
-def has_stats(conn: Connection, source: str) -> bool:
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM mdchunks_search_stats WHERE source = %s)", [source]
-    ).fetchone()
-    return bool(row and row[0])
-
-
-def query_terms(
-    conn: Connection,
-    query: str,
-    *,
-    source: str | None,
-    params: Bm25Params = DEFAULT_PARAMS,
-    table: ChunkTable = MANAGED,
-) -> QueryTerms:
-    """The query's terms with their df and idf, N and avgdl of the searched chunks."""
-    values: dict[str, object] = {"query": query, "source": source}
-    if table.managed:
-        collection = conn.execute(QUERIES["search_collection"], values).fetchone()
-        assert collection is not None  # an aggregate always returns a row
-        values["languages"] = searched_languages(conn, source=source, stored=bool(collection[5]))
-        rows = conn.execute(QUERIES["search_query_terms"], values).fetchall()
-    else:  # a host's table: nothing stored, everything counted below
-        collection = (0, 0, 0, None, None, False)
-        values["languages"] = searched_languages(conn, source=source, table=table)
-        rows = conn.execute(QUERIES["search_query_lexemes"], values).fetchall()
-    chunks, heading_length, text_length, min_heading, min_text, stored = collection
-    occurrences = {str(row[0]): int(row[1]) for row in rows}
-    dfs = {str(row[0]): int(row[2]) for row in rows}
-    maxima = {str(row[0]): (row[3], row[4]) for row in rows}
-    languages = {str(row[0]): frozenset(row[5]) for row in rows}
-    shortest = None if min_heading is None or min_text is None else (min_heading, min_text)
-    if not stored:
-        maxima, shortest = {}, None
-        live = conn.execute(table.query("search_collection_live"), values).fetchone()
-        assert live is not None
-        chunks, heading_length, text_length = live
-        dfs = {
-            str(lexeme): int(df)
-            for lexeme, df in conn.execute(
-                table.query("search_df_live"), {"lexemes": list(dfs), "source": source}
-            )
-        }
-    chunks = int(chunks)
-    total = params.heading_weight * float(heading_length) + float(text_length)
-    avgdl = total / chunks if chunks else 0.0
-    terms = tuple(
-        Term(
-            lexeme,
-            df,
-            idf(df, chunks),
-            occurrences[lexeme],
-            *maxima.get(lexeme, (None, None)),
-            languages=languages[lexeme],
-        )
-        for lexeme, df in sorted(dfs.items())
-    )
-    return QueryTerms(
-        terms=terms, chunks=chunks, avgdl=avgdl, stored=bool(stored), shortest=shortest
-    )
 
 
 # A scored chunk: (score, source, rel_path, position, id); sorting (-score, ...)
@@ -703,51 +387,6 @@ def last_round_chunks(rest: Sequence[Term], subsets: Sequence[tuple[int, ...]], 
 
 
 CEILING_SLACK = 1e-9  # relative: a bound rounded down by a float must still bound
-
-
-@dataclass(frozen=True, slots=True)
-class TopChunks:
-    """A term's top chunks over the searched sources (ids as text), best
-    first, in segments; `floors[j]`: the most tf / (tf + K) any chunk not in
-    segments 0..j can have, at the searched mean length."""
-
-    segments: tuple[tuple[str, ...], ...]
-    floors: tuple[float, ...]
-
-
-def top_lists(
-    conn: Connection, terms: Sequence[Term], *, source: str | None, avgdl: float
-) -> dict[str, TopChunks]:
-    """The top chunks of the terms every searched source that holds them
-    keeps a list of (migration 0019): the sources' segments side by side, the
-    largest of their floors, each raised by its drift (search_top_lists)."""
-    rows: dict[str, list[tuple[Any, ...]]] = {}
-    for row in conn.execute(
-        QUERIES["search_top_lists"],
-        {"lexemes": [term.lexeme for term in terms], "source": source, "avgdl": avgdl},
-    ):
-        rows.setdefault(str(row[0]), []).append(tuple(row[1:]))
-    found = {}
-    for lexeme, lists in rows.items():
-        if any(chunks is None for chunks, *_ in lists):
-            continue  # a source keeps no list of it: no top chunks
-        count = max([1] + [-(-len(chunks) // TOP_SEGMENT) for chunks, *_ in lists])
-        segments, floors = [], []
-        for j in range(count):
-            segment: list[str] = []
-            for chunks, _, _, added, _ in lists:
-                segment += map(str, chunks[j * TOP_SEGMENT : (j + 1) * TOP_SEGMENT])
-                if j == 0:
-                    segment += map(str, added)
-            segments.append(tuple(segment))
-            floors.append(
-                max(
-                    (float(steps[j]) if j < len(steps) else float(floor)) * float(drift)
-                    for _, steps, floor, _, drift in lists
-                )
-            )
-        found[lexeme] = TopChunks(tuple(segments), tuple(floors))
-    return found
 
 
 def ceiling_of(term: Term, params: Bm25Params, found: QueryTerms) -> float:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import UsageError
-from mdchunks.retrieval import embedder, embedding, lexical, snippets
+from mdchunks.retrieval import embedder, embedding, lexical, lexical_terms, snippets
 from mdchunks.retrieval.fusion import rrf_scores
 from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
@@ -82,10 +82,10 @@ def bm25(
     k: int,
     source: str | None = None,
     match: str = DEFAULT_MATCH,
-    params: lexical.Bm25Params = lexical.DEFAULT_PARAMS,
+    params: lexical_terms.Bm25Params = lexical_terms.DEFAULT_PARAMS,
     table: ChunkTable = MANAGED,
     path_prefix: str | None = None,
-    terms: lexical.QueryTerms | None = None,
+    terms: lexical_terms.QueryTerms | None = None,
 ) -> list[Ranked]:
     return [
         Ranked(chunk_id, score)
@@ -172,13 +172,13 @@ def rank(
     query_vector: Sequence[float] | None = None,
     table: ChunkTable = MANAGED,
     path_prefix: str | None = None,
-    terms: lexical.QueryTerms | None = None,
+    terms: lexical_terms.QueryTerms | None = None,
 ) -> list[Ranked]:
     """The first k chunks for `query` by `method` (None: `choose_method`), best
     first. `model`: the embedding model's key (None: the one the searched
     chunks have vectors of; flow/retrieval/embedding.py `search_model`); `query_vector`:
     the query's embedding by that model when the caller has it already; `terms`:
-    its BM25 terms, likewise (`lexical.query_terms` over the same source and table)."""
+    its BM25 terms, likewise (`lexical_terms.query_terms` over the same source and table)."""
     check_method(method, match)
     if method is None:
         method = choose_method(conn, source, table)
@@ -201,7 +201,7 @@ def rank(
     if (
         method == "hybrid"
         and query_vector is None
-        and not lexical.keeps_terms(conn, query, source=source, table=table)
+        and not lexical_terms.keeps_terms(conn, query, source=source, table=table)
     ):
         # Stop words only: what a vector of them is near is noise, not an
         # answer (an explicit semantic search still reads them). A caller that

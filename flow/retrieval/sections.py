@@ -3,7 +3,7 @@ a section's exact text, and a document's outline, all from stored rows.
 
 - **The matched section** of a hit: among the sections its chunk holds
   (`content_chunks.section_ids`), the one whose slice of the chunk carries
-  the most of the query by BM25's own weights (flow/retrieval/lexical.py:
+  the most of the query by BM25's own weights (flow/retrieval/lexical_terms.py:
   the same idf, k1, b and heading weight; a slice's terms are its part of the
   chunk's searchable text, MDX's ESM and front matter left out as the chunk's
   own search vector leaves them, plus the section's whole heading path,
@@ -29,7 +29,7 @@ from typing import Any
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.heading_index.sections import rebuild
-from mdchunks.retrieval import lexical
+from mdchunks.retrieval import lexical, lexical_terms
 from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
 
@@ -138,8 +138,8 @@ def _ref(row: Sequence[Any]) -> SectionRef:
 
 def lexical_scores(
     slices: Sequence[Slice],
-    terms: lexical.QueryTerms,
-    params: lexical.Bm25Params = lexical.DEFAULT_PARAMS,
+    terms: lexical_terms.QueryTerms,
+    params: lexical_terms.Bm25Params = lexical_terms.DEFAULT_PARAMS,
 ) -> list[float]:
     """Each slice's BM25 score for the query's terms (see the module docstring)."""
     weights = {term.lexeme: term.weight for term in terms.terms if term.df > 0}
@@ -266,7 +266,7 @@ def matched_sections(
     model: str | None = None,
     held: dict[uuid.UUID, list[Slice]] | None = None,
     table: ChunkTable = MANAGED,
-    terms: lexical.QueryTerms | None = None,
+    terms: lexical_terms.QueryTerms | None = None,
 ) -> dict[uuid.UUID, MatchedSection]:
     """Each hit's matched section (the module docstring). `lexical_first`: try
     the query's BM25 terms first (bm25, hybrid); `query_vector` and `model`:
@@ -280,7 +280,7 @@ def matched_sections(
     chosen = {chunk: pieces[0] for chunk, pieces in slices.items() if len(pieces) == 1}
     if undecided and lexical_first:
         if terms is None:
-            terms = lexical.query_terms(conn, query, source=source, table=table)
+            terms = lexical_terms.query_terms(conn, query, source=source, table=table)
         for chunk, pieces in list(undecided.items()):
             found = best(pieces, lexical_scores(pieces, terms))
             if found is not None:

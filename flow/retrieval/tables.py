@@ -5,7 +5,7 @@ and filled by the host's cocoindex app (`--table NAME`, `--pg-schema NAME`).
 The statements that read chunks name the table `{chunks}` (flow/db/queries.sql);
 `ChunkTable.query` fills it in with the quoted identifier, never with text
 from anywhere else. A host table has only the chunk rows: no source rows, no
-BM25 statistics (counted live from its rows, flow/retrieval/lexical.py) and
+BM25 statistics (counted live from its rows, flow/retrieval/lexical_terms.py) and
 no stored vectors, so it is searched by BM25 alone.
 """
 

@@ -26,7 +26,7 @@ from mdchunks.heading_index import (
 )
 from mdchunks.heading_index.coverage import repair_spans
 from mdchunks.plugin.titles import document_title
-from mdchunks.retrieval import lexical
+from mdchunks.retrieval import lexical_stats
 from psycopg.rows import dict_row
 
 _SPLITTER = RecursiveSplitter()
@@ -252,8 +252,8 @@ def recounted_stats(url: str, source: str = "docs") -> tuple[Any, dict[str, Any]
     exact and no bound is tighter than the rows'."""
     stored = stored_stats(url, source)[1]
     with pytest.MonkeyPatch.context() as patch, database.connect(url) as conn:
-        patch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 0)  # exact bounds, to check the kept ones
-        lexical.refresh_stats(conn, source)
+        patch.setattr(lexical_stats, "BOUNDS_MIN_CHUNKS", 0)  # exact bounds, to check the kept ones
+        lexical_stats.refresh_stats(conn, source)
     totals, terms = stored_stats(url, source)
     for lexeme, (df, most, most_in_heading) in terms.items():
         kept = stored.get(lexeme)

@@ -23,7 +23,7 @@ import mdchunks
 import pytest
 from mdchunks.db import database
 from mdchunks.db.connection import Connection
-from mdchunks.retrieval import lexical, rankings
+from mdchunks.retrieval import lexical, lexical_stats, lexical_terms, rankings
 from mdchunks.source import run
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
@@ -70,7 +70,7 @@ def reference_bm25(
     chunks: list[Chunk],
     terms: Counter[str],
     k: int,
-    params: lexical.Bm25Params = lexical.DEFAULT_PARAMS,
+    params: lexical_terms.Bm25Params = lexical_terms.DEFAULT_PARAMS,
     match: str = "any",
 ) -> list[tuple[uuid.UUID, float]]:
     """Textbook BM25 over every chunk, weighted heading counts, Lucene idf."""
@@ -124,7 +124,7 @@ def bounds_for_every_source(monkeypatch: pytest.MonkeyPatch) -> None:
     """MaxScore's bounds for these small sources too, so that the reference
     checks the tight ceilings (the loose ones: statistics counted live, and
     tests/migrations/test_migration_0009.py)."""
-    monkeypatch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 0)
+    monkeypatch.setattr(lexical_stats, "BOUNDS_MIN_CHUNKS", 0)
 
 
 QUERIES = (
@@ -172,7 +172,7 @@ def test_scores_equal_a_reference_bm25_on_the_stored_tokens(sample_db: str, matc
 
 
 def test_other_parameters_agree_too(sample_db: str) -> None:
-    params = lexical.Bm25Params(k1=0.9, b=0.4, heading_weight=1.0)
+    params = lexical_terms.Bm25Params(k1=0.9, b=0.4, heading_weight=1.0)
     with database.connect(sample_db) as conn:
         chunks = read_chunks(conn, "docs")
         for query in QUERIES[:5]:
@@ -206,10 +206,10 @@ def test_stored_statistics_are_the_counts_of_the_rows(sample_db: str) -> None:
 def test_without_stored_statistics_the_counts_are_taken_live(sample_db: str) -> None:
     with database.connect(sample_db) as conn:
         before = {q: lexical.bm25(conn, q, k=5, source=None) for q in QUERIES}
-        assert lexical.query_terms(conn, QUERIES[0], source=None).stored
+        assert lexical_terms.query_terms(conn, QUERIES[0], source=None).stored
         conn.execute("DELETE FROM mdchunks_search_terms WHERE source = 'other'")
         conn.execute("DELETE FROM mdchunks_search_stats WHERE source = 'other'")
-        assert not lexical.query_terms(conn, QUERIES[0], source=None).stored
+        assert not lexical_terms.query_terms(conn, QUERIES[0], source=None).stored
         for query, hits in before.items():
             assert_same_ranking(lexical.bm25(conn, query, k=5, source=None), hits)
 
@@ -249,7 +249,7 @@ def test_a_run_stopped_before_the_statistics_followed_leaves_them_to_the_next(
 
     with monkeypatch.context() as patched:
         patched.setattr(run, "MOVE_SHARE", 10**9)  # any change: a recount
-        patched.setattr(lexical, "refresh_stats", stopped)
+        patched.setattr(lexical, "refresh_stats", stopped)  # as the run calls it
         with pytest.raises(KeyboardInterrupt):
             ingest(root, source="docs")
     assert ingest(root, source="docs").ok
@@ -284,7 +284,7 @@ def test_the_early_stop_is_exact_on_a_corpus_of_common_words(
             for k in (1, 5):
                 want = reference_bm25(chunks, terms, k)
                 # budget 1: the first round takes one term, then one more per round.
-                for budget in (1, lexical.FIRST_ROUND_CHUNKS):
+                for budget in (1, lexical_terms.FIRST_ROUND_CHUNKS):
                     got = lexical.bm25(conn, query, k=k, source="zipf", budget=budget)
                     assert_same_ranking(got, want)
 
@@ -370,9 +370,9 @@ def test_top_chunks_keep_the_top_k_exact_through_edits(
     floors leave, give the reference's top k, over one source and two; then
     again after runs that moved the statistics and the lists by the
     documents they touched (no recount)."""
-    monkeypatch.setattr(lexical, "TOP_MIN_DF", 3)
-    monkeypatch.setattr(lexical, "TOP_CHUNKS", 3)
-    monkeypatch.setattr(lexical, "TOP_SEGMENT", 1)
+    monkeypatch.setattr(lexical_stats, "TOP_MIN_DF", 3)
+    monkeypatch.setattr(lexical_stats, "TOP_CHUNKS", 3)
+    monkeypatch.setattr(lexical_stats, "TOP_SEGMENT", 1)
     rng = random.Random(21)
     words = [f"w{i}x" for i in range(200)]
     _zipf_corpus(tmp_path / "one", rng, words, 30)
@@ -421,6 +421,6 @@ def test_bm25_index_engines_are_detected_by_extension(database_url: str) -> None
     """The seam a server BM25 index would be used behind: the embedded server
     offers none of them (docs/search.md), so search stays ours."""
     with database.connect(database_url) as conn:
-        assert lexical.index_engines(conn) == {}
+        assert lexical_stats.index_engines(conn) == {}
         offered = conn.execute("SELECT name FROM pg_available_extensions").fetchall()
         assert {"plpgsql"} <= {row[0] for row in offered}

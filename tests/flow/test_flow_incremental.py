@@ -13,7 +13,7 @@ from conftest import Ingest, RunCli
 from flow_checks import assert_rows_match_files, fetch, rows_by_document, xmins
 from mdchunks import Recipe
 from mdchunks.db import migrate
-from mdchunks.retrieval import lexical
+from mdchunks.retrieval import lexical_stats
 from mdchunks.source import state
 
 OWNERSHIP = "ch04-01-what-is-ownership.md"
@@ -235,7 +235,7 @@ def test_a_run_that_writes_most_of_the_table_rebuilds_its_search_index(
     ingest: Ingest, docs: Path, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The rust-book sample is small: its rows count as "many" here.
-    monkeypatch.setattr(lexical, "REBUILD_MIN_ROWS", 10)
+    monkeypatch.setattr(lexical_stats, "REBUILD_MIN_ROWS", 10)
     migrate.apply(database_url)
     made = _search_index_file(database_url)
     ingest(docs)  # a first ingest: every row written

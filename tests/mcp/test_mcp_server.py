@@ -35,7 +35,7 @@ from mdchunks import api
 from mdchunks.db import migrate
 from mdchunks.importers import pdf
 from mdchunks.mcp import serve
-from mdchunks.retrieval import lexical
+from mdchunks.retrieval import lexical, lexical_terms
 from mdchunks.source import lock, state
 from psycopg import sql
 
@@ -428,13 +428,15 @@ def test_a_host_table_is_searched_and_outlined(
     host = {"table": "pages", "pg_schema": "host", "database_url": corpus}
     ours = mdchunks.search("kettle owls water", k=5, method="bm25", database_url=corpus)
     counted: list[str] = []
-    count_terms = lexical.query_terms
+    count_terms = lexical_terms.query_terms
 
-    def spied(*args: Any, **kwargs: Any) -> lexical.QueryTerms:
+    def spied(*args: Any, **kwargs: Any) -> lexical_terms.QueryTerms:
         counted.append(kwargs["table"].shown)
         return count_terms(*args, **kwargs)
 
     with monkeypatch.context() as patch:
+        # At home (the sections, the ranking) and where the API calls it.
+        patch.setattr(lexical_terms, "query_terms", spied)
         patch.setattr(lexical, "query_terms", spied)
         theirs = mdchunks.search("kettle owls water", k=5, **host)  # type: ignore[arg-type]
     # Its statistics are counted over the whole table: once a search, for the

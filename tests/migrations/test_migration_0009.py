@@ -13,7 +13,7 @@ import mdchunks
 import psycopg
 import pytest
 from mdchunks.db import database, migrate
-from mdchunks.retrieval import lexical
+from mdchunks.retrieval import lexical, lexical_stats
 
 from benchmarks.row_cost import migrate_through
 
@@ -111,11 +111,11 @@ def test_a_database_at_0008_with_rows_upgrades_in_place(
                 "SELECT bool_and(max_occurrences >= 1 AND max_heading_occurrences >= 0) "
                 "FROM mdchunks_search_terms WHERE source = 'docs'"
             )
-            lexical.refresh_stats(ours, "docs")  # too small a source for the bounds
+            lexical_stats.refresh_stats(ours, "docs")  # too small a source for the bounds
             assert conn.execute(bounds_sql).fetchone() == (None,)
             assert lexical.bm25(ours, "strings heap memory", k=3, source="docs") == before
-            monkeypatch.setattr(lexical, "BOUNDS_MIN_CHUNKS", 3)
-            lexical.refresh_stats(ours, "docs")
+            monkeypatch.setattr(lexical_stats, "BOUNDS_MIN_CHUNKS", 3)
+            lexical_stats.refresh_stats(ours, "docs")
             assert conn.execute(bounds_sql).fetchone() == (True,)
             assert lexical.bm25(ours, "strings heap memory", k=3, source="docs") == before
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 
-from mdchunks.retrieval import lexical, sections
+from mdchunks.retrieval import lexical_terms, sections
 
 from spikes.label_variants import (
     Decision,
@@ -49,8 +49,8 @@ def _slice(
     return sections.Slice(ref, governing, "", text_vector, heading)
 
 
-TERMS = lexical.QueryTerms(
-    terms=(lexical.Term("bug", 3, 2.0), lexical.Term("client", 9, 0.5, occurrences=2)),
+TERMS = lexical_terms.QueryTerms(
+    terms=(lexical_terms.Term("bug", 3, 2.0), lexical_terms.Term("client", 9, 0.5, occurrences=2)),
     chunks=100,
     avgdl=20.0,
     stored=True,
@@ -92,8 +92,8 @@ def test_a_vector_can_move_the_pick_and_the_counts_follow() -> None:
 def test_the_path_heading_variant_reads_the_whole_path_as_the_heading() -> None:
     # The children's paths hold "restart" (their parent's heading), which the
     # query asks for: read as their heading, the path adds it to their slices.
-    terms = lexical.QueryTerms(
-        terms=(lexical.Term("restart", 5, 1.5), lexical.Term("client", 9, 0.5)),
+    terms = lexical_terms.QueryTerms(
+        terms=(lexical_terms.Term("restart", 5, 1.5), lexical_terms.Term("client", 9, 0.5)),
         chunks=100,
         avgdl=20.0,
         stored=True,
