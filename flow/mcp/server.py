@@ -1,6 +1,6 @@
 """The MCP server's tools over the Python API (docs/mcp.md).
 
-Each tool is a thin call of an API function (flow/api.py) that turns its frozen
+Each tool is a thin call of an API function (flow/api/) that turns its frozen
 dataclasses into JSON objects; the API's one-line errors (`MdchunksError`:
 unknown source, k out of range, an oversized query, no such document) become
 tool errors, which the client reads as `isError` results: the server keeps

@@ -19,8 +19,10 @@
 - `parent`: the row `parent_chunk_id` points at (the first chunk of the
   parent section; docs/assign.md), or none for a top-level hit.
 
-`Section` and `ParentChunk` are part of `SearchHit` (flow/api.py); `to_json`
-is one hit as `search --json` prints it (JSON Lines, one object per hit).
+A ranked chunk's row as the search reads it is a `HitRow`; what the search
+returns of it is a `SearchHit` (`mdchunks.SearchHit`), which holds its
+`Section` or `ParentChunk`; `to_json` is one hit as `search --json` prints it
+(JSON Lines, one object per hit). The search's steps: flow/retrieval/pipeline.py.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mdchunks.db.connection import Connection
-from mdchunks.heading_index import build_index
+from mdchunks.heading_index import build_index, render_breadcrumb
+from mdchunks.retrieval import snippets
+from mdchunks.retrieval.sections import MatchedSection
 from mdchunks.retrieval.tables import MANAGED, ChunkTable
 
 EXPANSIONS = ("none", "section", "parent")
@@ -71,6 +75,102 @@ class ParentChunk:
     heading_path: tuple[str, ...]
     breadcrumb: str | None
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class HitRow:
+    """A ranked chunk's row as `rankings.hits_sql` reads it."""
+
+    id: uuid.UUID
+    source: str
+    rel_path: str
+    position: int
+    heading_path: tuple[str, ...]
+    breadcrumb: str | None  # the stored one; None for an empty heading path
+    snippet: str  # PostgreSQL's headline, before `snippets.shown`
+    char_start: int
+    char_end: int
+    text: str
+    start_line: int | None
+    end_line: int | None
+    unsearched: tuple[int, ...]  # the spans BM25 leaves out, as flat pairs of offsets
+    title: str | None
+    language: str | None
+
+    @classmethod
+    def of(cls, row: Sequence[Any]) -> HitRow:
+        id_, src, rel_path, position, path, crumb, snippet, start, end, text, *rest = row
+        first, last, unsearched, title, language = rest
+        return cls(
+            id_,
+            src,
+            rel_path,
+            int(position),
+            tuple(path or ()),
+            crumb,
+            str(snippet),
+            int(start),
+            int(end),
+            text,
+            first,
+            last,
+            tuple(unsearched or ()),
+            title,
+            language,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    rank: float
+    source: str
+    rel_path: str
+    position: int
+    heading_path: tuple[str, ...]
+    snippet: str  # matches between HIGHLIGHT_START and HIGHLIGHT_STOP
+    # The stored `breadcrumb` column: rendered at ingest within the recipe's
+    # budget (a truncated one starts with `…`); None for an empty heading path.
+    stored_breadcrumb: str | None = None
+    # The chunk itself, and what `expand` asked for (the module docstring).
+    id: uuid.UUID | None = None
+    char_start: int = 0
+    char_end: int = 0
+    # 1-based lines of its first and last character; None for a row written
+    # before migration 0009 whose document was not processed since.
+    start_line: int | None = None
+    end_line: int | None = None
+    text: str = ""
+    expand: str = DEFAULT_EXPANSION
+    section: Section | None = None
+    parent: ParentChunk | None = None
+    # The section among those the chunk holds where the match lies
+    # (docs/sections.md); None for rows written before sections existed.
+    matched_section: MatchedSection | None = None
+    # The document's title from its front matter (the root of the breadcrumb).
+    title: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as `search --json` prints it (one JSON object per line)."""
+        return to_json(self)
+
+    @property
+    def breadcrumb(self) -> str:
+        """What `mdchunks search` shows: the matched section's breadcrumb, else
+        the stored one (the section the chunk starts in; both rooted at the
+        document's title), `(preamble)` before the first heading of a document
+        without a title. Rows written before migration 0006 have no stored
+        breadcrumb: theirs is rendered from the path."""
+        if self.matched_section is not None:
+            return self.matched_section.section.shown
+        if self.stored_breadcrumb is not None:
+            return self.stored_breadcrumb
+        return render_breadcrumb(self.heading_path)[0] if self.heading_path else "(preamble)"
+
+    @property
+    def plain_snippet(self) -> str:
+        return self.snippet.replace(snippets.HIGHLIGHT_START, "").replace(
+            snippets.HIGHLIGHT_STOP, ""
+        )
 
 
 def stitch(pieces: Sequence[Piece]) -> tuple[int, int, str]:
@@ -178,7 +278,7 @@ def expansions(
     return {}, {}
 
 
-def to_json(hit: Any) -> dict[str, Any]:
+def to_json(hit: SearchHit) -> dict[str, Any]:
     """One `SearchHit` as `search --json` prints it."""
     record: dict[str, Any] = {
         "id": str(hit.id),

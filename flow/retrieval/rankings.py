@@ -205,7 +205,7 @@ def rank(
     ):
         # Stop words only: what a vector of them is near is noise, not an
         # answer (an explicit semantic search still reads them). A caller that
-        # brings the query's vector has checked it (api.search, before encoding).
+        # brings the query's vector has checked it (search_steps.analyse).
         return []
     key = embedding.search_model(conn, source, model)
     if query_vector is None:

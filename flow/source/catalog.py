@@ -184,7 +184,7 @@ def _record(row: tuple[object, ...]) -> SourceRecord:
 
 
 def state_token(conn: Connection, source: str) -> str | None:
-    """The token of the engine state that made the source's rows (flow/api.py)."""
+    """The token of the engine state that made the source's rows (flow/source/state.py)."""
     row = conn.execute(
         "SELECT state_token FROM mdchunks_sources WHERE source = %s", [source]
     ).fetchone()
