@@ -51,7 +51,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from mdchunks.db import connection, database, migrate
+from mdchunks.db import connection, database, embedded, migrate
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import MdchunksError, UsageError
@@ -282,10 +282,11 @@ def ingest(
             progress=_vectors_progress(progress),
         )
         # 10. what the run wrote is in the tables (the migrations' too): the
-        # WAL it filled goes
-        if migrated.applied:
-            database.compact_catalogs(conn, db)
-        if (
+        # WAL it filled goes (the embedded server's; a server of your own is
+        # left to its own upkeep)
+        if db.embedded and migrated.applied:
+            embedded.compact_catalogs(conn)
+        if db.embedded and (
             written
             or deleted
             or state_reset
@@ -293,7 +294,7 @@ def ingest(
             or vectors.deleted
             or migrated.applied
         ):
-            database.settle_wal(conn, db)
+            embedded.settle_wal(conn)
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
