@@ -49,6 +49,7 @@ from mdchunks.retrieval import (
 )
 from mdchunks.retrieval.tables import ChunkTable, chunk_table, require_table
 from mdchunks.source import catalog, engine, lock, quarantine, state
+from mdchunks.source.backfill import backfill
 from mdchunks.source.catalog import check_source_name, default_source_name
 from mdchunks.source.reports import (
     DropReport,
@@ -59,7 +60,8 @@ from mdchunks.source.reports import (
     StatusReport,
     counted,
 )
-from mdchunks.source.run import backfill, ingest, watch
+from mdchunks.source.run import ingest
+from mdchunks.source.watch import watch
 
 __all__ = [
     "ChunkRead",

@@ -16,7 +16,7 @@ import pytest
 from flow_checks import recounted_stats, stored_stats
 from mdchunks.db import database
 from mdchunks.retrieval import lexical
-from mdchunks.source import reconcile, run, state, writes
+from mdchunks.source import bm25_stats, reconcile, state, writes
 
 Ingest = Callable[..., mdchunks.IngestReport]
 
@@ -108,7 +108,10 @@ def test_a_run_that_changes_most_rows_recounts(
     root = _ingested(ingest, tmp_path, 12)
     _corpus(root, 12, seed=8)  # every document anew
     report = ingest(root)
-    assert report.stats_update == f"recounted (more than 1/{run.MOVE_SHARE} of the rows changed)"
+    assert (
+        report.stats_update
+        == f"recounted (more than 1/{bm25_stats.MOVE_SHARE} of the rows changed)"
+    )
     _exact(database_url)
 
 
