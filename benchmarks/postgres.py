@@ -18,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from mdchunks.db import database
+from mdchunks.db.embedded import start_server
 from mdchunks.plugin.rows import TRIGGER_COLUMNS
 from psycopg import sql
 
@@ -62,7 +63,7 @@ def server(folder: Path, admin_url: str | None = None) -> Iterator[Server]:
         yield Server(admin_url=admin_url, kind="given")
         return
     folder.mkdir(parents=True, exist_ok=True)
-    embedded = database._start_server(folder / "pg")
+    embedded = start_server(folder / "pg")
     try:
         yield Server(admin_url=embedded.get_uri("postgres"), kind="embedded")
     finally:

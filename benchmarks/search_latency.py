@@ -46,6 +46,7 @@ from pathlib import Path
 import psycopg
 from mdchunks.db import database, migrate
 from mdchunks.db.connection import Connection
+from mdchunks.db.embedded import start_server
 from mdchunks.db.queries import QUERIES
 from mdchunks.retrieval import lexical, lexical_stats
 from psycopg import sql
@@ -367,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         if args.keep and not args.admin_url:
             args.keep.mkdir(parents=True, exist_ok=True)
-            embedded = database._start_server(args.keep.resolve() / "pg")
+            embedded = start_server(args.keep.resolve() / "pg")
             server = postgres.Server(admin_url=embedded.get_uri("postgres"), kind="embedded")
         else:
             folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="mdchunks-bench-"))

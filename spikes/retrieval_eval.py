@@ -96,7 +96,7 @@ from pathlib import Path
 from typing import Any
 
 from mdchunks import api
-from mdchunks.db import database
+from mdchunks.db import database, embedded
 from mdchunks.errors import MdchunksError
 from mdchunks.heading_index.chunkers import CHUNKERS as CHUNKER_REGISTRY
 from mdchunks.plugin.recipe import Recipe
@@ -674,7 +674,7 @@ def evaluate(options: Options, log: Callable[[str], None] = lambda _line: None) 
 def _throwaway_database(folder: Path) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        server = database._start_server(folder / "pg")
+        server = embedded.start_server(folder / "pg")
     with database.connect(server.get_uri("postgres")) as conn:
         conn.execute(f'CREATE DATABASE "{EMBEDDED_DATABASE}"')
     return str(server.get_uri(EMBEDDED_DATABASE))

@@ -141,9 +141,9 @@ def postgres_server() -> Iterator[PostgresServer]:
     with _throwaway_data_dir("mdchunks-test-pg-") as folder:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            from mdchunks.db import database
+            from mdchunks.db.embedded import start_server
 
-            server = database._start_server(folder / "pg")
+            server = start_server(folder / "pg")
         yield PostgresServer(admin_url=server.get_uri("postgres"), kind="pgserver")
 
 

@@ -59,6 +59,7 @@ from mdchunks.retrieval import hits, snippets
 from mdchunks.retrieval.hits import SearchHit
 from mdchunks.retrieval.section_source import SectionRead
 from mdchunks.source import engine
+from mdchunks.source.backfill import backfill
 from mdchunks.source.catalog import check_source_name, default_source_name
 from mdchunks.source.reports import (
     DropReport,
@@ -68,7 +69,8 @@ from mdchunks.source.reports import (
     SourceStatus,
     StatusReport,
 )
-from mdchunks.source.run import backfill, ingest, watch
+from mdchunks.source.run import ingest
+from mdchunks.source.watch import watch
 
 __all__ = [
     "ChunkRead",

@@ -15,7 +15,7 @@ from mdchunks.db import database
 from mdchunks.db.connection import Connection
 from mdchunks.errors import UsageError
 from mdchunks.plugin.rows import section_id
-from mdchunks.retrieval import embedder, embedding, hits, lexical, pipeline, rankings
+from mdchunks.retrieval import embedder, embedding, hits, lexical_terms, pipeline, rankings
 from mdchunks.retrieval.hits import SearchHit
 from mdchunks.retrieval.search_steps import SearchRequest
 from mdchunks.retrieval.section_source import section_source
@@ -148,7 +148,7 @@ def words_without_terms(
     only: `the of a`), so that "no match" can say why; else ()."""
     db = database.resolve(database_url, data_dir, create=False)
     with database.connect(db.url) as conn:
-        if lexical.keeps_terms(conn, query):
+        if lexical_terms.keeps_terms(conn, query):
             return ()
     return tuple(query.split())
 
@@ -183,7 +183,7 @@ def no_match_reason(
     searched = chunk_table(table, pg_schema)
     db = database.resolve(database_url, data_dir, create=False)
     with database.connect(db.url) as conn:
-        terms = lexical.query_terms(conn, query, source=source, table=searched)
+        terms = lexical_terms.query_terms(conn, query, source=source, table=searched)
     if any(term.df > 0 for term in terms.terms):
         return None
     return f"no searched document holds any of the query's words ({', '.join(query.split())})"

@@ -968,7 +968,7 @@ WHERE source = %(source)s AND rel_path = %(rel_path)s
 ORDER BY position;
 
 -- name: embedded_wal_settings
--- The embedded server's WAL settings (flow/db/database.py, docs/database.md):
+-- The embedded server's WAL settings (flow/db/embedded.py, docs/database.md):
 -- the values in force, in pg_settings' units (MB for the sizes, bytes for
 -- the segment, which initdb fixed).
 SELECT name, setting FROM pg_settings
@@ -995,7 +995,7 @@ REINDEX INDEX content_chunks_search_vector_idx;
 
 -- name: own_catalogs
 -- The connected database's own catalog tables (not those all databases
--- share), for flow/db/database.py compact_catalogs.
+-- share), for flow/db/embedded.py compact_catalogs.
 SELECT c.relname
 FROM pg_catalog.pg_class c
 WHERE c.relnamespace = 'pg_catalog'::regnamespace AND c.relkind = 'r' AND NOT c.relisshared

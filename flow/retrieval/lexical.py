@@ -30,7 +30,7 @@ that many times, as in bm25s):
   statistics every write moves by its documents' share (`change_statements`,
   in the write's transaction: a batch run's and a watch's alike), recounted
   (`refresh_stats`, under the source's lock) where a move cannot be trusted
-  (flow/source/run.py `_stats_distrusted`). A source that has rows but no
+  (flow/source/bm25_stats.py `distrusted`). A source that has rows but no
   statistics (written by a host's own app, or before migration 0008 ran) is
   counted live, exact but slower; so is a host's own table (`table`,
   flow/retrieval/tables.py), which has no statistics tables beside it.
@@ -74,65 +74,17 @@ import uuid
 from collections.abc import Sequence
 
 from mdchunks.db.connection import Connection
-from mdchunks.retrieval.lexical_stats import (
-    BOUNDS_MIN_CHUNKS,
-    NO_ROWS,
-    change_statements,
-    change_stats,
-    deleting,
-    documents_share,
-    documents_statement,
-    has_stats,
-    rebuild_index,
-    refresh_stats,
-    share_of,
-    stored_chunks,
-    top_lists,
-)
+from mdchunks.retrieval.lexical_stats import top_lists
 from mdchunks.retrieval.lexical_terms import (
     DEFAULT_PARAMS,
     FIRST_ROUND_CHUNKS,
     Bm25Params,
     QueryTerms,
     Term,
-    idf,
-    keeps_terms,
     query_terms,
-    searched_languages,
     tsquery_literal,
 )
 from mdchunks.retrieval.tables import MANAGED, ChunkTable
-
-# What other modules take from here: the ranking's own names and, where they
-# lived before the split, the query's terms (home: lexical_terms) and the
-# statistics (home: lexical_stats), which flow/api.py and flow/source/ call
-# as `lexical.X`.
-__all__ = [
-    "BOUNDS_MIN_CHUNKS",
-    "DEFAULT_PARAMS",
-    "FIRST_ROUND_CHUNKS",
-    "NO_ROWS",
-    "Bm25Params",
-    "QueryTerms",
-    "Term",
-    "bm25",
-    "change_statements",
-    "change_stats",
-    "deleting",
-    "documents_share",
-    "documents_statement",
-    "has_stats",
-    "idf",
-    "keeps_terms",
-    "positions_per_lexeme",
-    "query_terms",
-    "rebuild_index",
-    "refresh_stats",
-    "searched_languages",
-    "share_of",
-    "stored_chunks",
-    "tsquery_literal",
-]
 
 MATCHES = ("all", "any")
 

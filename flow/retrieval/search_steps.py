@@ -31,7 +31,15 @@ import asyncpg
 from mdchunks.db.connection import Connection
 from mdchunks.errors import UsageError
 from mdchunks.heading_index.searchable import searchable_text
-from mdchunks.retrieval import embedder, embedding, hits, lexical, rankings, sections, snippets
+from mdchunks.retrieval import (
+    embedder,
+    embedding,
+    hits,
+    lexical_terms,
+    rankings,
+    sections,
+    snippets,
+)
 from mdchunks.retrieval.hits import HitRow, ParentChunk, SearchHit, Section
 from mdchunks.retrieval.section_source import SectionSource
 from mdchunks.retrieval.tables import ChunkTable
@@ -63,7 +71,7 @@ class AnalysedQuery:
     method: str  # the method chosen
     model: str | None  # the key of the model whose vectors are compared (None: none are)
     vector: Any | None  # the query's vector by that model
-    terms: lexical.QueryTerms | None  # its BM25 terms (None: the method reads no terms)
+    terms: lexical_terms.QueryTerms | None  # its BM25 terms (None: the method reads no terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +97,7 @@ def analyse(conn: Connection, request: SearchRequest) -> AnalysedQuery | None:
     method = request.method
     if method is None:
         method = rankings.choose_method(conn, request.source, request.table, request.model)
-    if method == "hybrid" and not lexical.keeps_terms(
+    if method == "hybrid" and not lexical_terms.keeps_terms(
         conn, request.query, source=request.source, table=request.table
     ):
         return None  # stop words only: no model loaded for a vector of them
@@ -105,7 +113,7 @@ def analyse(conn: Connection, request: SearchRequest) -> AnalysedQuery | None:
     # host's table that `rank` will refuse: semantic or hybrid.
     if method == "bm25" or (method != "semantic" and request.table.managed):
         with refused_when_too_complex(request.query):
-            terms = lexical.query_terms(
+            terms = lexical_terms.query_terms(
                 conn, request.query, source=request.source, table=request.table
             )
     return AnalysedQuery(method, key, vector, terms)

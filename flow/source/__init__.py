@@ -1,7 +1,9 @@
 """A managed source: what the `mdchunks` command runs over a folder.
 
-One run phase by phase (run), the cocoindex app it runs (app) and how it is
-run and watched (engine), the walk (listing) and the defensive read (files),
+One run phase by phase (run), what builds on it (backfill, the live watch),
+BM25's statistics through a run (bm25_stats) and the watchdog its engine runs
+under (watchdog), the cocoindex app it runs (app) and how it is run and
+watched (engine), the walk (listing) and the defensive read (files),
 the trusted state and the source catalog (state, catalog), the per-source
 lock (lock), reconciliation of the table with the walk (reconcile), the run's
 ledger, quarantine of documents that crash the parser, off-loop work, and the

@@ -37,8 +37,8 @@ import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs
 from cocoindex.resources.file import FileLike
-from mdchunks.db import database
-from mdchunks.db.database import redact, scrub
+from mdchunks.db import urls
+from mdchunks.db.urls import redact, scrub
 from mdchunks.errors import DatabaseUnavailable
 from mdchunks.heading_index import dialect_for
 from mdchunks.importers.registry import importer_for
@@ -92,12 +92,12 @@ async def open_environment(
     """The environment of one run: a pool, the root, the ledger, the state dir."""
     state_dir.mkdir(parents=True, exist_ok=True)
     try:
-        # asyncpg takes URLs, with only the parameters it knows (flow/db/database.py).
+        # asyncpg takes URLs, with only the parameters it knows (flow/db/urls.py).
         pool = await asyncpg.create_pool(
-            database.url_of(database_url),
+            urls.url_of(database_url),
             min_size=1,
             max_size=POOL_MAX_SIZE,
-            timeout=database.connect_timeout(database_url),
+            timeout=urls.connect_timeout(database_url),
         )
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
         shown = " ".join(str(exc).split()) or type(exc).__name__

@@ -55,7 +55,7 @@ from pathlib import Path
 
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
-from mdchunks.retrieval import lexical
+from mdchunks.retrieval import lexical_stats
 from mdchunks.source import writes
 from mdchunks.source.ledger import Processed
 
@@ -152,8 +152,8 @@ def _delete_chunks(
     leaves that source's BM25 statistics. Returns the rows deleted."""
     if stats_of is None:
         return conn.execute(delete, params).rowcount
-    gone = lexical.share_of(conn.execute(*lexical.deleting(delete, params)).fetchone())
-    lexical.change_stats(conn, stats_of, gone, lexical.NO_ROWS)
+    gone = lexical_stats.share_of(conn.execute(*lexical_stats.deleting(delete, params)).fetchone())
+    lexical_stats.change_stats(conn, stats_of, gone, lexical_stats.NO_ROWS)
     return gone.totals[0]
 
 

@@ -1,5 +1,9 @@
-"""One source run, phase by phase: `ingest`, and what builds on it (`backfill`,
-the live `watch`).
+"""One source run, phase by phase: `ingest`.
+
+What builds on it lives beside it: `backfill` runs it again over the sources
+of the catalog (flow/source/backfill.py), the live `watch` follows it
+(flow/source/watch.py). Its statistics step (7) is flow/source/bm25_stats.py;
+the watchdog it runs the engine under, flow/source/watchdog.py.
 
 An ingest takes these phases, in this order (each a line of `ingest`):
 1. check the request (root, source name, limits);
@@ -12,7 +16,8 @@ An ingest takes these phases, in this order (each a line of `ingest`):
    what the run declared, and re-process everything once if rows are missing
    (flow/source/reconcile.py);
 7. count what changed, and refresh BM25's statistics if anything did
-   (before 8: a run stopped between them leaves the next one rows to count);
+   (flow/source/bm25_stats.py; before 8: a run stopped between them leaves
+   the next one rows to count);
 8. stamp the engine state as trusted;
 9. bring the vectors in line (flow/retrieval/embedding.py), and report.
 
@@ -41,8 +46,6 @@ them and exits 1.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import logging
 import shlex
@@ -51,16 +54,16 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from mdchunks.db import connection, database, migrate
+from mdchunks.db import database, embedded, migrate
 from mdchunks.db.connection import Connection
 from mdchunks.db.queries import QUERIES
 from mdchunks.errors import MdchunksError, UsageError
 from mdchunks.plugin.recipe import Recipe
-from mdchunks.retrieval import embedder, embedding, lexical
+from mdchunks.retrieval import embedder, embedding, lexical_stats
 from mdchunks.source import (
+    bm25_stats,
     catalog,
     engine,
-    files,
     listing,
     lock,
     quarantine,
@@ -68,10 +71,10 @@ from mdchunks.source import (
     settings,
     space,
     state,
-    writes,
+    watchdog,
 )
 from mdchunks.source.bounded import DEFAULT_LIMITS, DocumentLimits
-from mdchunks.source.ledger import Processed, RunLedger
+from mdchunks.source.ledger import RunLedger
 from mdchunks.source.reports import IngestReport, converted_of, counted, failures_of
 
 log = logging.getLogger("mdchunks")
@@ -220,7 +223,13 @@ def ingest(
         window = reconcile.begin(conn, source)
         # 6. the engine, then the reconciliation (healing lost state once)
         run_engine = _engine_runner(
-            db, root_path, state_dir, source, recipe, progress, _alive_check(db, conn, disks)
+            db,
+            root_path,
+            state_dir,
+            source,
+            recipe,
+            progress,
+            watchdog.alive_check(db, conn, disks),
         )
         ledger = RunLedger(
             listing=found,
@@ -231,16 +240,15 @@ def ingest(
         )
         # BM25's statistics follow each write by the documents it touches
         # when they count the rows before the run; else they are recounted.
-        stored = lexical.stored_chunks(conn, source)
-        recount = _stats_distrusted(
-            stored,
+        stats_plan = bm25_stats.plan(
+            conn,
+            source,
+            ledger,
             after_unfinished=after_unfinished,
             state_reset=state_reset,
             recipe_changed=previous_recipe is not None,
             full_reprocess=full_reprocess,
         )
-        if recount is None and stored is not None:
-            ledger.stats_of, ledger.stats_rows_left = source, stored // MOVE_SHARE
         stats, healed = _process_and_reconcile(
             conn, source, recipe, found, ledger, run_engine, full_reprocess
         )
@@ -249,27 +257,19 @@ def ingest(
         # the next one its rows to count (a trusted state writes none).
         written = reconcile.rows_written(conn, source, window)
         deleted = reconcile.rows_deleted(conn, source, window)
-        if recount is None and healed:
-            recount = "rows were missing, every document was re-processed"
-        elif recount is None and ledger.stats_behind:
-            recount = f"more than 1/{MOVE_SHARE} of the rows changed"
-        elif recount is None and (stored or 0) < lexical.BOUNDS_MIN_CHUNKS <= (
-            lexical.stored_chunks(conn, source) or 0
-        ):
-            # Moves keep the bounds and top chunks a source has: one that
-            # grew past the size that keeps them gets them from a recount.
-            recount = f"the source reached {lexical.BOUNDS_MIN_CHUNKS} chunks"
-        stats_update = ""
-        if recount is not None and (written or deleted or state_reset or stored is None):
-            # A run after one that did not finish may find its rows written
-            # already (rows that say the same are left alone), not its statistics.
-            lexical.refresh_stats(conn, source)
-            stats_update = f"recounted ({recount})"
-        elif recount is None and (written or deleted):
-            stats_update = "moved by the documents the run touched"
+        stats_update = bm25_stats.settle(
+            conn,
+            source,
+            stats_plan,
+            healed=healed,
+            stats_behind=ledger.stats_behind,
+            written=written,
+            deleted=deleted,
+            state_reset=state_reset,
+        )
         # The rebuilt index is a second copy of it until the first is dropped.
         space.check(disks, started=True)
-        lexical.rebuild_index(conn, written)
+        lexical_stats.rebuild_index(conn, written)
         # 8. trusted again
         state.stamp(conn, source, state_dir)
         # 9. vectors follow the reconciled chunks (embed off: the source's go);
@@ -282,10 +282,11 @@ def ingest(
             progress=_vectors_progress(progress),
         )
         # 10. what the run wrote is in the tables (the migrations' too): the
-        # WAL it filled goes
-        if migrated.applied:
-            database.compact_catalogs(conn, db)
-        if (
+        # WAL it filled goes (the embedded server's; a server of your own is
+        # left to its own upkeep)
+        if db.embedded and migrated.applied:
+            embedded.compact_catalogs(conn)
+        if db.embedded and (
             written
             or deleted
             or state_reset
@@ -293,7 +294,7 @@ def ingest(
             or vectors.deleted
             or migrated.applied
         ):
-            database.settle_wal(conn, db)
+            embedded.settle_wal(conn)
         recorded = reconcile.recorded_failures(conn, source)
         totals = conn.execute(QUERIES["source_totals"], {"source": source}).fetchone()
     chunks_total, merges_total, truncations_total = totals or (0, 0, 0)
@@ -355,37 +356,6 @@ def ingest(
     )
 
 
-# A run moves BM25's statistics by the rows it writes while they are at most
-# this fraction of the source's: taking each write's share before and after
-# reads its rows twice, a recount reads every row once (docs/search.md).
-MOVE_SHARE = 4
-
-
-def _stats_distrusted(
-    stored: int | None,
-    *,
-    after_unfinished: bool,
-    state_reset: bool,
-    recipe_changed: bool,
-    full_reprocess: bool,
-) -> str | None:
-    """Why a run recounts BM25's statistics rather than moving them by the
-    documents it touches (None: it moves them). Moving keeps them exact only
-    if they counted the source's rows before the run: a run that did not
-    finish may have written rows it never counted, and an engine state that
-    did not make the rows, a new recipe or a full re-process rewrite them
-    all (a recount costs less)."""
-    if stored is None:
-        return "no statistics yet"
-    if after_unfinished:
-        return "the last run did not finish"
-    if recipe_changed:
-        return "the recipe changed"
-    if state_reset or full_reprocess:
-        return "every document re-processed"
-    return None
-
-
 def _process_and_reconcile(
     conn: Connection,
     source: str,
@@ -444,233 +414,6 @@ def _process_and_reconcile(
     return stats, healed
 
 
-def watch(
-    root: Path | str,
-    *,
-    source: str | None = None,
-    recipe: Recipe | None = None,
-    database_url: str | None = None,
-    data_dir: Path | None = None,
-    max_doc_bytes: int | None = None,
-    lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
-    on_change: Callable[[str], None] | None = None,
-    limits: DocumentLimits = DEFAULT_LIMITS,
-    on_stop: Callable[[], None] | None = None,
-) -> None:
-    """Keep the source's rows current while files change, until Ctrl-C or
-    SIGTERM (in the main thread; `on_stop` is called in the signal handler).
-
-    Run `ingest` first (the CLI's `--live` does): it catches up and reconciles;
-    from then on cocoindex's live walk processes each change as it happens.
-    The rows of what it processed (document, chunk and section rows) are
-    written at each change it reports, and those of deleted files removed; the source's state is
-    trusted again only when the watch ends cleanly (`state.distrust`). A disk
-    it writes that is nearly full stops it with `DiskFull`, the source left
-    unfinished (flow/source/space.py). `max_doc_bytes`: None, as the source's
-    last run (symlinks that leave the root are never followed here).
-    """
-    if problem := limits.problem():
-        raise UsageError(problem)
-    catalog.check_max_doc_bytes(max_doc_bytes)
-    root_path = listing.check_root(Path(root))
-    source = source if source is not None else catalog.default_source_name(root_path)
-    db = database.resolve(database_url, data_dir)
-    migrate.ensure(db.url)
-    with (
-        # A database lost while the watch starts, or under it: one line, exit 3.
-        database.losing_it_is_unavailable(db.url),
-        lock.source_lock(db.url, source, wait_seconds=lock_wait, purpose="watch") as conn,
-    ):
-        known = catalog.lookup(conn, source)
-        if recipe is None:  # the source's last settings, as `ingest` takes them
-            recipe = settings.resolve(known.recipe if known else None, settings.Told()).recipe
-        walk = (known.walk if known else catalog.Walk()).resolve(
-            max_doc_bytes=max_doc_bytes, follow_outside_links=None
-        )
-        state_dir = state.state_dir_for(db, conn, source)
-        # As in `ingest`: a state that did not make the source's rows (a run
-        # killed before it wrote them, another data dir) starts afresh.
-        state.trust(conn, source, state_dir)
-        # As in `ingest`: a disk nearly full refuses the watch before it marks
-        # anything, one that fills under it stops it (flow/source/space.py).
-        disks = space.watched(state_dir, db.pgdata)
-        space.check(disks, started=False)
-        state.distrust(conn, source)
-        if not lexical.has_stats(conn, source):  # the changes below move them
-            lexical.refresh_stats(conn, source)
-        ledger = RunLedger(
-            listing=listing.Listing(root=root_path),
-            max_doc_bytes=walk.max_doc_bytes,
-            live=True,
-            limits=limits,
-        )
-        seen_failures: set[str] = set()
-        shown: list[tuple[int, int, int, int, int]] = [(0, 0, 0, 0, 0)]
-        written: dict[str, Processed] = {}  # rel_path -> the outcome its document row has
-        deletions = [0]  # files the engine has deleted so far
-
-        def write_documents(*, forget_gone: bool) -> None:
-            with conn.transaction():
-                rows = ledger.take_rows()
-                outcomes = [rel for rel, o in ledger.processed.items() if written.get(rel) is not o]
-                gone = reconcile.gone_documents(conn, source, root_path) if forget_gone else []
-                # BM25's statistics follow the rows: the share of the
-                # documents this change touches, before and after (a change
-                # costs its documents, not the whole source).
-                touched = sorted({*rows, *outcomes, *gone})
-                before = lexical.documents_share(conn, source, touched)
-                # Their chunk and section rows first (a document whose rows
-                # the database refuses fails alone, on its document row), then
-                # their document rows, then the rows those no longer declare
-                # (a document that shrank).
-                ledger.refused(writes.write(conn, rows))
-                fresh = [o for rel, o in ledger.processed.items() if written.get(rel) is not o]
-                reconcile.record_documents(
-                    conn, source=source, recipe=recipe.fingerprint(), processed=fresh
-                )
-                writes.prune(
-                    conn,
-                    source=source,
-                    recipe=recipe.fingerprint(),
-                    rel_paths=[o.rel_path for o in fresh],
-                )
-                reconcile.forget_documents(conn, source, gone)
-                lexical.change_stats(
-                    conn, source, before, lexical.documents_share(conn, source, touched)
-                )
-            written.update((o.rel_path, o) for o in fresh)
-
-        def changed(stats: engine.EngineStats) -> None:
-            write_documents(forget_gone=stats.deleted != deletions[0])
-            deletions[0] = stats.deleted
-            if recipe.embed:
-                # Vectors follow each change the engine reports (rows still being
-                # written are embedded at the next change, or the next ingest).
-                embedding.sync(conn, source, recipe.embed)
-            if on_change is None:
-                return
-            # Of what it processed, the documents failing now: an added page
-            # can be a failed one; a page fixed since is not (its outcome is
-            # newer than its raise, which record_raised would have dropped),
-            # nor one deleted since (gone as gone_documents tells it).
-            processed = ledger.processed
-            causes = {
-                **{r: c for r, c in ledger.raised.items() if r not in processed},
-                **{r: o.error for r, o in processed.items() if o.error},
-            }
-            causes = {rel: c for rel, c in causes.items() if (root_path / rel).is_file()}
-            # A link out of the root is skipped, as the batch walk skips it,
-            # not a failed document (issue 42).
-            skipped = {rel for rel, cause in causes.items() if cause == files.OUTSIDE_ROOT}
-            failing = len(causes) - len(skipped)
-            counts = (stats.added, stats.reprocessed, stats.deleted, failing, len(skipped))
-            if counts != shown[-1]:
-                shown.append(counts)
-                notes = [f"{failing} failed"] if failing else []
-                notes += [f"{len(skipped)} skipped"] if skipped else []
-                on_change(
-                    f"live: {stats.added} added, {stats.reprocessed} changed, "
-                    f"{stats.deleted} removed since the watch began"
-                    + (f" ({', '.join(notes)})" if notes else "")
-                )
-            for rel_path, cause in sorted(
-                {**ledger.raised, **{r: o.error for r, o in processed.items() if o.error}}.items()
-            ):
-                if rel_path not in seen_failures:
-                    seen_failures.add(rel_path)
-                    kind = "skipped" if cause == files.OUTSIDE_ROOT else "failed"
-                    on_change(f"{kind}: {rel_path}: {cause}")
-
-        # Ctrl-C or SIGTERM ends the watch (flow/source/engine.py); outside the
-        # main thread, a KeyboardInterrupt or a cancellation does. A full disk
-        # raises through here: nothing more is written, the state stays
-        # distrusted (the source shown unfinished) and the lock is given back.
-        with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
-            engine.run_on_own_loop(
-                engine.run_live(
-                    database_url=db.url,
-                    root=root_path,
-                    state_dir=state_dir,
-                    source=source,
-                    recipe=recipe,
-                    run=ledger,
-                    on_change=changed,
-                    on_stop=on_stop,
-                    # Space, and the lock's connection (its rows are written on
-                    # it at each change): a database that stops or restarts
-                    # under the watch ends it in one line, exit 3, within
-                    # seconds, instead of a watch that stays silent (issue 42).
-                    alive=_alive_check(db, conn, disks, run="watch", shared=True),
-                )
-            )
-        write_documents(forget_gone=True)
-        state.stamp(conn, source, state_dir)
-
-
-def backfill(
-    *,
-    source: str | None = None,
-    embed: bool | None = None,
-    embed_model: str | None = None,
-    embed_long_input: str | None = None,
-    database_url: str | None = None,
-    data_dir: Path | None = None,
-    full_reprocess: bool = False,
-    lock_wait: float = lock.DEFAULT_WAIT_SECONDS,
-    progress: ProgressFn | None = None,
-    **recipe_changes: Any,
-) -> list[IngestReport]:
-    """Re-process the documents of a source (default: every source) under the
-    recipe it was last ingested with, changed by `recipe_changes` and the
-    embedding options, as `ingest` takes them (flow/source/settings.py), and
-    with the heading index of the code that runs now. Files are only read.
-    Every document whose rows were made by another recipe is re-processed;
-    when the recipe is the same, nothing is (pass `full_reprocess` to force
-    it). A model change re-embeds every chunk."""
-    told = settings.Told(recipe_changes, embed, embed_model, embed_long_input)
-    told.check("backfill")
-    db = database.resolve(database_url, data_dir)
-    migrate.ensure(db.url)
-    with database.connect(db.url) as conn:
-        if source is None:
-            records = catalog.all_sources(conn)
-            if not records:
-                raise UsageError(
-                    "nothing to backfill: no source has been ingested into this database"
-                )
-        else:
-            record = catalog.lookup(conn, source)
-            if record is None:
-                known = ", ".join(r.source for r in catalog.all_sources(conn)) or "none"
-                raise UsageError(f"unknown source {source!r} (known sources: {known})")
-            records = [record]
-    reports = []
-    for record in records:
-        settings.resolve(record.recipe, told)  # a bad option refuses before any run
-        if not record.root.is_dir():
-            raise UsageError(
-                f"the folder of source {record.source!r}, {record.root}, is gone; "
-                f"ingest its new location with --source {record.source}"
-            )
-        reports.append(
-            ingest(
-                record.root,
-                source=record.source,
-                database_url=db.url,
-                data_dir=db.data_dir,
-                full_reprocess=full_reprocess,
-                lock_wait=lock_wait,
-                progress=progress,
-                lock_purpose="backfill",
-                embed=embed,
-                embed_model=embed_model,
-                embed_long_input=embed_long_input,
-                **recipe_changes,
-            )
-        )
-    return reports
-
-
 def _vectors_progress(progress: ProgressFn | None) -> embedding.ProgressFn | None:
     """The run's progress function, told of the vectors as they are written."""
     if progress is None:
@@ -716,37 +459,3 @@ def run_engine_once(
     """The engine's run over one listing, on an event loop of its own. The CLI
     knows by this frame that a Ctrl-C came while the engine ran (flow/cli/stops.py)."""
     return engine.run_on_own_loop(run)
-
-
-# A server that stops answering (a black-holed host) is lost too: not waited
-# for forever.
-ALIVE_TIMEOUT_SECONDS = 30.0
-
-
-def _alive_check(
-    db: database.Database,
-    conn: Connection,
-    disks: tuple[space.Watched, ...],
-    *,
-    run: str = "run",
-    shared: bool = False,
-) -> engine.AliveFn:
-    """Raises when a disk the run writes is nearly full, or the connection
-    holding the source's lock is gone (and the lock with it): the engine then
-    stops the run instead of retrying its writes. Space first: an embedded
-    server whose WAL could not grow is gone because its disk is full.
-    `shared`: the connection also writes the run's rows (a watch's, at each
-    change), so the check's statement can land inside one of their
-    transactions: only a lost connection counts then."""
-
-    def alive() -> None:
-        space.check(disks, started=True, run=run)
-        try:
-            conn.execute("SELECT 1", timeout=ALIVE_TIMEOUT_SECONDS)
-        except connection.Error as exc:
-            if database.is_connection_loss(exc) or conn.closed:
-                raise database.lost(db.url, exc) from None
-            if not shared:
-                raise
-
-    return alive

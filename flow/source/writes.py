@@ -33,7 +33,7 @@ import asyncpg
 from mdchunks.db.connection import Connection, bind
 from mdchunks.db.queries import QUERIES
 from mdchunks.plugin.rows import ChunkRow, SectionRow
-from mdchunks.retrieval import lexical
+from mdchunks.retrieval import lexical_stats
 
 # Rows per batch: about a megabyte of JSON (a chunk row holds up to its
 # budget of text), and few enough round trips that their cost does not show
@@ -171,7 +171,7 @@ async def write_batch(
     so that one whose rows are refused fails alone. Returns the refused
     documents' rel_paths and causes. `stats_of`: the source whose BM25
     statistics each transaction moves by its documents' share, taken before
-    and after the writes (`lexical.change_statements`)."""
+    and after the writes (`lexical_stats.change_statements`)."""
     async with pool.acquire() as conn:
         try:
             async with conn.transaction():
@@ -193,14 +193,14 @@ async def _write_async(
     conn: asyncpg.Connection, documents: Mapping[str, Encoded], stats_of: str | None
 ) -> None:
     if stats_of is not None:
-        share = lexical.documents_statement(stats_of, list(documents))
-        before = lexical.share_of(await conn.fetchrow(*bind(*share)))
+        share = lexical_stats.documents_statement(stats_of, list(documents))
+        before = lexical_stats.share_of(await conn.fetchrow(*bind(*share)))
     for statement, params in _statements(list(documents.values())):
         query, args = bind(statement, params)
         await conn.execute(query, *args)
     if stats_of is not None:
-        after = lexical.share_of(await conn.fetchrow(*bind(*share)), list(documents))
-        for change in lexical.change_statements(stats_of, before, after):
+        after = lexical_stats.share_of(await conn.fetchrow(*bind(*share)), list(documents))
+        for change in lexical_stats.change_statements(stats_of, before, after):
             await conn.execute(*bind(*change))
 
 
@@ -226,12 +226,12 @@ def write(
 
 
 def _write(conn: Connection, documents: Mapping[str, Encoded], stats_of: str | None) -> None:
-    before = lexical.documents_share(conn, stats_of, list(documents)) if stats_of else None
+    before = lexical_stats.documents_share(conn, stats_of, list(documents)) if stats_of else None
     for statement, params in _statements(list(documents.values())):
         conn.execute(statement, params)
     if stats_of is not None and before is not None:
-        after = lexical.documents_share(conn, stats_of, list(documents))
-        lexical.change_stats(conn, stats_of, before, after)
+        after = lexical_stats.documents_share(conn, stats_of, list(documents))
+        lexical_stats.change_stats(conn, stats_of, before, after)
 
 
 def prune(conn: Connection, *, source: str, recipe: str, rel_paths: list[str]) -> None:

@@ -1,5 +1,5 @@
 """`python -m benchmarks.disk` prints what the data dir holds, and the
-embedded server it measures keeps its WAL bounded (flow/db/database.py).
+embedded server it measures keeps its WAL bounded (flow/db/embedded.py).
 Figures are not judged here: nothing in this file is timed or sized."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import mdchunks
 import pytest
-from mdchunks.db import database
+from mdchunks.db import database, embedded
 
 from benchmarks import disk
 
@@ -61,7 +61,7 @@ def test_the_disk_benchmark_prints_each_part_and_the_ratio(
 
 
 def test_the_embedded_server_keeps_its_wal_bounded(data_dir: Path) -> None:
-    names = ("wal_segment_size", "wal_level", "max_wal_senders", *database.embedded_wal(1))
+    names = ("wal_segment_size", "wal_level", "max_wal_senders", *embedded.embedded_wal(1))
     db = database.resolve(None, data_dir)
     with database.connect(db.url) as conn:
         shown = [conn.execute(f"SHOW {name}").fetchone() for name in names]
@@ -77,7 +77,7 @@ def test_the_embedded_server_keeps_its_wal_bounded(data_dir: Path) -> None:
 
 def test_a_server_made_with_16_mb_segments_keeps_two_of_them() -> None:
     # min_wal_size below two segments would stop the server from starting.
-    wanted = database.embedded_wal(16)
+    wanted = embedded.embedded_wal(16)
     assert wanted == {
         "max_wal_size": "32",
         "min_wal_size": "32",
@@ -86,14 +86,14 @@ def test_a_server_made_with_16_mb_segments_keeps_two_of_them() -> None:
     }
     # Such a server bounded by the release before: 32 MB, but segments recycled.
     before = {"max_wal_size": "32", "min_wal_size": "32", "wal_compression": "on"}
-    assert not database.wal_settled({**before, "wal_recycle": "on"}, wanted)
-    assert database.wal_settled({**before, "wal_recycle": "off"}, wanted)
+    assert not embedded.wal_settled({**before, "wal_recycle": "on"}, wanted)
+    assert embedded.wal_settled({**before, "wal_recycle": "off"}, wanted)
 
 
 def test_an_ingest_leaves_no_wal_behind_on_the_embedded_server(
     tiny_corpora: Path, data_dir: Path
 ) -> None:
-    # A run that wrote ends with a checkpoint (database.settle_wal): the WAL
+    # A run that wrote ends with a checkpoint (embedded.settle_wal): the WAL
     # it filled is removed then, not left in pg_wal until the next automatic
     # checkpoint, up to max_wal_size later.
     written, after_checkpoint = _wal_of_an_ingest(tiny_corpora / "rust-book", data_dir)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from mdchunks.db import connection, database
+from mdchunks.db import connection, database, urls
 from mdchunks.db.connection import Connection, ConnectionLost, quote_ident, quote_literal
 from mdchunks.errors import UsageError
 
@@ -142,7 +142,7 @@ def test_the_address_is_where_the_client_connected(embedded) -> None:  # type: i
 
 
 def test_a_key_value_string_becomes_a_url() -> None:
-    url = database.url_of("host=/tmp/s dbname='my db' user=u password='p w\\'q' port=5433")
+    url = urls.url_of("host=/tmp/s dbname='my db' user=u password='p w\\'q' port=5433")
     parts = urlsplit(url)
     assert parts.path == "/my%20db"
     assert {k: v[0] for k, v in parse_qs(parts.query).items()} == {
@@ -152,26 +152,26 @@ def test_a_key_value_string_becomes_a_url() -> None:
         "port": "5433",
     }
     # No dbname: nothing after the slash, so PGDATABASE (or the user name) applies.
-    assert database.url_of("host=/tmp/s user=u").startswith("postgresql://?")
+    assert urls.url_of("host=/tmp/s user=u").startswith("postgresql://?")
 
 
 def test_a_plus_in_a_url_stays_a_plus() -> None:
     """libpq reads `+` in a URL's query as a plus; asyncpg's parser would read
     a blank: the URL it gets says %2B."""
-    url = database.url_of("postgresql://u@h/db?password=a+b&sslmode=require")
+    url = urls.url_of("postgresql://u@h/db?password=a+b&sslmode=require")
     assert parse_qs(urlsplit(url).query)["password"] == ["a+b"]
 
 
 def test_libpq_parameters_asyncpg_cannot_honour_are_refused_or_left_out() -> None:
     url = "postgresql://u:S3CRET@h/db?connect_timeout=7&keepalives=1&sslmode=require"
-    assert database.unsupported_parameters(url) == []
-    given = parse_qs(urlsplit(database.url_of(url)).query)
+    assert urls.unsupported_parameters(url) == []
+    given = parse_qs(urlsplit(urls.url_of(url)).query)
     assert set(given) == {"sslmode"}
-    assert database.connect_timeout(url) == 7.0
-    assert database.connect_timeout("postgresql://u@h/db") == database.CONNECT_TIMEOUT_SECONDS
+    assert urls.connect_timeout(url) == 7.0
+    assert urls.connect_timeout("postgresql://u@h/db") == urls.CONNECT_TIMEOUT_SECONDS
     for parameter in ("channel_binding=require", "require_auth=scram-sha-256", "hostaddr=1.2.3.4"):
         with pytest.raises(UsageError) as refused:
-            database.check_url(f"postgresql://u:S3CRET@h/db?{parameter}")
+            urls.check_url(f"postgresql://u:S3CRET@h/db?{parameter}")
         message = str(refused.value)
         assert parameter.split("=")[0] in message and "S3CRET" not in message
         assert "\n" not in message
@@ -187,7 +187,7 @@ def test_what_libpq_refuses_before_connecting_is_refused_before_connecting() -> 
         "postgresql://u@[::1:1/x",
     ):
         with pytest.raises(UsageError) as refused:
-            database.check_url(url)
+            urls.check_url(url)
         message = str(refused.value)
         assert "S3CRET" not in message and "\n" not in message
         assert "not a number" in message or "bracket" in message
@@ -197,4 +197,4 @@ def test_what_libpq_refuses_before_connecting_is_refused_before_connecting() -> 
         "postgresql://@/mdchunks?host=/tmp/a:b",
         "postgresql://u:p%2Fw@[::1]:5432/db",
     ):
-        database.check_url(url)
+        urls.check_url(url)

@@ -24,7 +24,7 @@ import pytest
 from mdchunks.db import database
 from mdchunks.db.connection import Connection
 from mdchunks.retrieval import lexical, lexical_stats, lexical_terms, rankings
-from mdchunks.source import run
+from mdchunks.source import bm25_stats
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
 TOLERANCE = 1e-9
@@ -248,8 +248,8 @@ def test_a_run_stopped_before_the_statistics_followed_leaves_them_to_the_next(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr(run, "MOVE_SHARE", 10**9)  # any change: a recount
-        patched.setattr(lexical, "refresh_stats", stopped)  # as the run calls it
+        patched.setattr(bm25_stats, "MOVE_SHARE", 10**9)  # any change: a recount
+        patched.setattr(lexical_stats, "refresh_stats", stopped)
         with pytest.raises(KeyboardInterrupt):
             ingest(root, source="docs")
     assert ingest(root, source="docs").ok

@@ -15,8 +15,8 @@ import mdchunks
 import pytest
 from flow_checks import recounted_stats, stored_stats
 from mdchunks.db import database
-from mdchunks.retrieval import lexical, lexical_stats
-from mdchunks.source import reconcile, run, state, writes
+from mdchunks.retrieval import lexical_stats
+from mdchunks.source import bm25_stats, reconcile, state, writes
 
 Ingest = Callable[..., mdchunks.IngestReport]
 
@@ -108,7 +108,10 @@ def test_a_run_that_changes_most_rows_recounts(
     root = _ingested(ingest, tmp_path, 12)
     _corpus(root, 12, seed=8)  # every document anew
     report = ingest(root)
-    assert report.stats_update == f"recounted (more than 1/{run.MOVE_SHARE} of the rows changed)"
+    assert (
+        report.stats_update
+        == f"recounted (more than 1/{bm25_stats.MOVE_SHARE} of the rows changed)"
+    )
     _exact(database_url)
 
 
@@ -159,9 +162,7 @@ def test_a_source_growing_past_the_bounds_size_is_recounted_once(
     _corpus(root, 12)
     first = ingest(root)
     chunks = first.rows_total
-    # The recount reads it at home; the run reads it as `lexical.BOUNDS_MIN_CHUNKS`.
     monkeypatch.setattr(lexical_stats, "BOUNDS_MIN_CHUNKS", chunks + 1)
-    monkeypatch.setattr(lexical, "BOUNDS_MIN_CHUNKS", chunks + 1)
     (root / "more.md").write_text("# More\n\nborrow.\n")
     report = ingest(root)
     assert report.stats_update == f"recounted (the source reached {chunks + 1} chunks)", report

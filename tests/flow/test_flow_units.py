@@ -10,8 +10,8 @@ import cocoindex as coco
 import pytest
 from cocoindex._internal.memo_fingerprint import memo_fingerprint as coco_memo_fingerprint
 from mdchunks import NAMESPACE, Recipe, SearchHit, chunk_id
-from mdchunks.db.database import redact, scrub
 from mdchunks.db.queries import QUERIES, parse
+from mdchunks.db.urls import redact, scrub
 from mdchunks.heading_index import StructureOptions
 from mdchunks.heading_index.chunkers import CHUNKERS
 from mdchunks.source.app import rel_path_of

@@ -257,13 +257,13 @@ def test_ctrl_c_stops_a_run_at_once_and_the_next_run_completes(  # type: ignore[
 _SLOW_STATISTICS = (
     "-c",
     "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-    "from mdchunks.retrieval import lexical\n"
-    "refresh = lexical.refresh_stats\n"
+    "from mdchunks.retrieval import lexical_stats\n"
+    "refresh = lexical_stats.refresh_stats\n"
     "def slow(conn, source):\n"
     "    print('statement running', flush=True)\n"
     "    conn.execute('SELECT pg_sleep(60)')\n"
     "    refresh(conn, source)\n"
-    "lexical.refresh_stats = slow\n"
+    "lexical_stats.refresh_stats = slow\n"
     "from mdchunks.__main__ import main; main()",
 )
 

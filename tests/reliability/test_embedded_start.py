@@ -106,14 +106,14 @@ def test_an_initdb_killed_midway_is_run_again(tmp_path: Path) -> None:
 
 def test_what_initdb_did_not_write_is_never_removed(tmp_path: Path) -> None:
     """Only a folder holding nothing but initdb's names is cleared."""
-    from mdchunks.db import database
+    from mdchunks.db import embedded
 
     pgdata = tmp_path / "pg"
     (pgdata / "base").mkdir(parents=True)
     (pgdata / "notes.md").write_text("mine")
-    database._clear_half_made(pgdata)
+    embedded._clear_half_made(pgdata)
     assert sorted(p.name for p in pgdata.iterdir()) == ["base", "notes.md"]
     (pgdata / "notes.md").unlink()
     (pgdata / "PG_VERSION").write_text("16\n")
-    database._clear_half_made(pgdata)
+    embedded._clear_half_made(pgdata)
     assert list(pgdata.iterdir()) == []

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from mdchunks.db.database import check_url, redact, scrub
+from mdchunks.db.urls import check_url, redact, scrub
 from mdchunks.errors import UsageError
 from reliability_support import MDCHUNKS, cli_env, finish, kill, run_cli, start_cli
 
