@@ -307,3 +307,22 @@ def test_dev_py_installs_the_suite_at_the_lowest_cocoindex_we_declare() -> None:
     pins = (ROOT / "tests" / "constraints-lowest.txt").read_text().split()
     assert f"cocoindex=={lower.group(1)}" in pins
     assert "constraints-lowest.txt" in (ROOT / "dev.py").read_text()
+
+
+MAX_MODULE_LINES = 500  # docs/layout.md: a module a newcomer can hold in mind
+
+
+def _long_modules() -> list[str]:
+    """Modules of the product (flow/, heading_index/) over the limit, with their length."""
+    found = []
+    for folder in ("flow", "heading_index"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            lines = len(path.read_text().splitlines())
+            if lines > MAX_MODULE_LINES:
+                found.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    return found
+
+
+def test_no_module_of_the_product_is_over_500_lines() -> None:
+    # Split where concerns part, not by line count: this only says when to look.
+    assert _long_modules() == []
