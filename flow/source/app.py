@@ -37,7 +37,7 @@ import asyncpg
 import cocoindex as coco
 from cocoindex.connectors import localfs
 from cocoindex.resources.file import FileLike
-from mdchunks.db import urls
+from mdchunks.db import connection, database, urls
 from mdchunks.db.urls import redact, scrub
 from mdchunks.errors import DatabaseUnavailable
 from mdchunks.heading_index import dialect_for
@@ -100,6 +100,13 @@ async def open_environment(
             timeout=urls.connect_timeout(database_url),
         )
     except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        # The run connected before it got here (its lock, the migrations): a
+        # server gone since then is a loss, as a watch whose server stops just
+        # as its engine starts meets it (issue 42), not a refused connection.
+        if isinstance(exc, (OSError, asyncpg.ConnectionDoesNotExistError)) or connection.is_loss(
+            exc
+        ):
+            raise database.lost(database_url, exc) from None
         shown = " ".join(str(exc).split()) or type(exc).__name__
         raise DatabaseUnavailable(
             f"cannot connect to the database at {redact(database_url)}: "
