@@ -21,7 +21,7 @@ from mdchunks.heading_index.parse import (
     heading_prefix_length,
     parse,
 )
-from mdchunks.heading_index.recovery import recovered_headings
+from mdchunks.heading_index.recovery import recovered_headings_taking
 from mdchunks.heading_index.skeleton import Skeleton, skeleton
 from tree_sitter import Tree
 
@@ -72,20 +72,30 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
         source = head + source[prefix_length:]
     else:
         blocks, tree = _parse_blocks(source[:prefix_length])
+    front_matter_byte = front_matter_end_byte(tree)
+    # A tree with an error is handed to the recovery, which parses the text
+    # after the error again: kept here too, both trees would be held at once
+    # (issue 42: memory per document). Its labels are then parsed again if
+    # asked for (rare: a heading's bracket that is not an inline link).
+    kept: Tree | None = None if tree.root_node.has_error else tree
+    trees = [tree]
+    del tree
+    raw_headings = recovered_headings_taking(trees, blocks.source)
     located = _locate(
         text,
         source,
         [
             RawHeading(raw.level, blocks.original(raw.start), blocks.original(raw.end), raw.setext)
-            for raw in recovered_headings(tree, blocks.source)
+            for raw in raw_headings
         ],
     )
+    del raw_headings
 
     def document_labels() -> frozenset[str]:
         # Definitions may follow the last heading: they need the whole parse.
         # (Definitions are never cut: the skeleton's bytes of them are the text's.)
-        if prefix_length == len(source):
-            return _references(tree, blocks.source)
+        if prefix_length == len(source) and kept is not None:
+            return _references(kept, blocks.source)
         whole, whole_tree = _parse_blocks(source)
         return _references(whole_tree, whole.source)
 
@@ -103,7 +113,7 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
     structure = derive_structure(
         [heading.level for heading in located], [heading.start for heading in located], len(text)
     )
-    front_matter_end = _front_matter_end(text, source, blocks.original(front_matter_end_byte(tree)))
+    front_matter_end = _front_matter_end(text, source, blocks.original(front_matter_byte))
     headings: list[Heading] = []
     for i, heading in enumerate(located):
         parent = structure.parents[i]
@@ -134,6 +144,7 @@ def _parse_blocks(source: bytes) -> tuple[Skeleton, Tree]:
     blocks = skeleton(source)
     tree = parse(blocks.source)
     if tree.root_node.has_error and blocks.source is not source:
+        del tree  # freed before the whole text's parse, not held beside it
         blocks = Skeleton(source, source)
         tree = parse(source)
     return blocks, tree
