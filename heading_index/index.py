@@ -73,31 +73,36 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
     else:
         blocks, tree = _parse_blocks(source[:prefix_length])
     front_matter_byte = front_matter_end_byte(tree)
-    # A tree with an error is handed to the recovery, which parses the text
-    # after the error again: kept here too, both trees would be held at once
-    # (issue 42: memory per document). Its labels are then parsed again if
-    # asked for (rare: a heading's bracket that is not an inline link).
-    kept: Tree | None = None if tree.root_node.has_error else tree
+    # The tree is about 200 bytes a byte of heading-dense text (issue 42:
+    # memory per document), so it is held no longer than needed. One with an
+    # error is handed to the recovery, which parses the text after the error
+    # again: kept here too, both trees would be held at once. One of the whole
+    # text without error also holds its link labels: taken before it is
+    # dropped if a heading could ask for them (holds a `[`); else, if asked
+    # after all, parsed again, as they are after an error.
+    whole: Tree | None = None
+    if prefix_length == len(source) and not tree.root_node.has_error:
+        whole = tree
     trees = [tree]
     del tree
-    raw_headings = recovered_headings_taking(trees, blocks.source)
-    located = _locate(
-        text,
-        source,
-        [
-            RawHeading(raw.level, blocks.original(raw.start), blocks.original(raw.end), raw.setext)
-            for raw in raw_headings
-        ],
-    )
+    raw_headings = [
+        RawHeading(raw.level, blocks.original(raw.start), blocks.original(raw.end), raw.setext)
+        for raw in recovered_headings_taking(trees, blocks.source)
+    ]
+    labels: frozenset[str] | None = None
+    if whole is not None and any(b"[" in source[h.start : h.end] for h in raw_headings):
+        labels = _references(whole, blocks.source)
+    del whole
+    located = _locate(text, source, raw_headings)
     del raw_headings
 
     def document_labels() -> frozenset[str]:
         # Definitions may follow the last heading: they need the whole parse.
         # (Definitions are never cut: the skeleton's bytes of them are the text's.)
-        if prefix_length == len(source) and kept is not None:
-            return _references(kept, blocks.source)
-        whole, whole_tree = _parse_blocks(source)
-        return _references(whole_tree, whole.source)
+        if labels is not None:
+            return labels
+        whole_blocks, whole_tree = _parse_blocks(source)
+        return _references(whole_tree, whole_blocks.source)
 
     references = _LazyLabels(document_labels)
     try:

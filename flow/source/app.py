@@ -211,9 +211,8 @@ def _read_chunk_and_hash(
         if became is not None:
             raise DocumentTooLarge(converted_too_large(len(data), became, max_text_bytes))
     chunked = chunk_document(content.text, source=source, rel_path=rel_path, recipe=recipe)
-    return DocumentWork(
+    counted = DocumentWork(
         content_hash=hashlib.sha256(data).hexdigest(),
-        encoded=writes.Encoded.of(chunked.rows, chunked.sections),
         chunks=len(chunked.rows),
         sections=len(chunked.sections),
         merges=chunked.merges,
@@ -221,6 +220,10 @@ def _read_chunk_and_hash(
         note=content.note,
         title=chunked.title,
     )
+    del content  # the text, no longer needed beside the rows' encoding
+    # The rows are this call's alone: each is freed as it is encoded.
+    encoded = writes.Encoded.taking(chunked.rows, chunked.sections)
+    return dataclasses.replace(counted, encoded=encoded)
 
 
 def _utf8_size_past(text: str, limit: int) -> int | None:
