@@ -14,7 +14,8 @@ this checkout's code and once with the base commit's (`git archive` of
 `--base`, imported in this checkout's `.venv`), the two taking turns.
 Printed per shape and checkout: the text's size (what a converted file
 became), the peak resident memory above the process's own before the
-document (the interpreter, the libraries, the file's bytes), that peak as a
+document (the interpreter, the libraries, the file's bytes; the peak is
+reset first, so none of the process's earlier ones counts), that peak as a
 multiple of the text, and seconds. The contract's target: at most 30x for
 every shape (docs/benchmarks.md).
 """
