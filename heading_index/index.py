@@ -22,7 +22,7 @@ from mdchunks.heading_index.parse import (
     heading_prefix_length,
     parse,
 )
-from mdchunks.heading_index.recovery import recovered_headings
+from mdchunks.heading_index.recovery import recovered_headings_taking
 from mdchunks.heading_index.skeleton import Skeleton, skeleton
 from tree_sitter import Tree
 
@@ -73,22 +73,37 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
         source = head + source[prefix_length:]
     else:
         blocks, tree = _parse_blocks(source[:prefix_length])
-    located = _locate(
-        text,
-        source,
-        [
-            RawHeading(raw.level, blocks.original(raw.start), blocks.original(raw.end), raw.setext)
-            for raw in recovered_headings(tree, blocks.source)
-        ],
-    )
+    front_matter_byte = front_matter_end_byte(tree)
+    # The tree is about 200 bytes a byte of heading-dense text (issue 42:
+    # memory per document), so it is held no longer than needed. One with an
+    # error is handed to the recovery, which parses the text after the error
+    # again: kept here too, both trees would be held at once. One of the whole
+    # text without error also holds its link labels: taken before it is
+    # dropped if a heading could ask for them (holds a `[`); else, if asked
+    # after all, parsed again, as they are after an error.
+    whole: Tree | None = None
+    if prefix_length == len(source) and not tree.root_node.has_error:
+        whole = tree
+    trees = [tree]
+    del tree
+    raw_headings = [
+        RawHeading(raw.level, blocks.original(raw.start), blocks.original(raw.end), raw.setext)
+        for raw in recovered_headings_taking(trees, blocks.source)
+    ]
+    labels: frozenset[str] | None = None
+    if whole is not None and any(b"[" in source[h.start : h.end] for h in raw_headings):
+        labels = _references(whole, blocks.source)
+    del whole
+    located = _locate(text, source, raw_headings)
+    del raw_headings
 
     def document_labels() -> frozenset[str]:
         # Definitions may follow the last heading: they need the whole parse.
         # (Definitions are never cut: the skeleton's bytes of them are the text's.)
-        if prefix_length == len(source):
-            return _references(tree, blocks.source)
-        whole, whole_tree = _parse_blocks(source)
-        return _references(whole_tree, whole.source)
+        if labels is not None:
+            return labels
+        whole_blocks, whole_tree = _parse_blocks(source)
+        return _references(whole_tree, whole_blocks.source)
 
     references = _LazyLabels(document_labels)
     try:
@@ -104,7 +119,7 @@ def build_index(text: str, dialect: Dialect = "commonmark") -> HeadingIndex:
     structure = derive_structure(
         [heading.level for heading in located], [heading.start for heading in located], len(text)
     )
-    front_matter_end = _front_matter_end(text, source, blocks.original(front_matter_end_byte(tree)))
+    front_matter_end = _front_matter_end(text, source, blocks.original(front_matter_byte))
     headings: list[Heading] = []
     for i, heading in enumerate(located):
         parent = structure.parents[i]
@@ -135,6 +150,7 @@ def _parse_blocks(source: bytes) -> tuple[Skeleton, Tree]:
     blocks = skeleton(source)
     tree = parse(blocks.source)
     if tree.root_node.has_error and blocks.source is not source:
+        del tree  # freed before the whole text's parse, not held beside it
         blocks = Skeleton(source, source)
         tree = parse(source)
     return blocks, tree

@@ -43,6 +43,16 @@ _BLANK = b" \t\r\n"
 def recovered_headings(tree: Tree, source: bytes) -> list[RawHeading]:
     """`structural_headings(tree, source)`, with the headings that a top-level
     error node swallowed found again (module docstring)."""
+    return recovered_headings_taking([tree], source)
+
+
+def recovered_headings_taking(trees: list[Tree], source: bytes) -> list[RawHeading]:
+    """`recovered_headings` of the one tree in `trees`, which it takes out:
+    when the caller keeps no other reference, the tree is freed before the
+    tail after an error is parsed, so the two parses are not held at once
+    (a tree is about 45 bytes a byte of markdown; issue 42: memory per
+    document)."""
+    tree = trees.pop()
     found: list[RawHeading] = []
     offset = 0  # of `source` in the document
     content_start = 0  # where `source`'s own text starts (a tail's is after its "\n")
@@ -66,6 +76,7 @@ def recovered_headings(tree: Tree, source: bytes) -> list[RawHeading]:
         source = b"\n" + source[restart:]
         offset += restart - 1
         content_start = 1
+        del tree, headings, error  # the error node keeps its tree alive
         tree = parse(source)
 
 

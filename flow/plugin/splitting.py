@@ -34,6 +34,11 @@ from typing import Any
 
 from cocoindex.ops.text import RecursiveSplitter
 from mdchunks.heading_index.nesting import SAFE_NESTING, markdown_split_is_safe
+from mdchunks.plugin import memory
+
+# A split of this much text or more is followed by a trim of the freed
+# memory: at least 10 MB of its parse's (a trim takes about a millisecond).
+TRIM_FROM_CHARS = 256 * 1024
 
 # Cell separators of table lines the markdown splitter may be given in one
 # text: at the slowest measured rate (230 us a cell), about half a second.
@@ -118,10 +123,15 @@ class GuardedSplitter:
         chunk_overlap: int | None,
         language: str | None,
     ) -> Sequence[Any]:
-        return self._inner.split(
+        chunks = self._inner.split(
             text,
             chunk_size,
             min_chunk_size=min_chunk_size,
             chunk_overlap=chunk_overlap,
             language=language,
         )
+        if len(text) >= TRIM_FROM_CHARS:
+            # Its parse's 40-230 bytes a byte, freed, handed back before the
+            # rows are built on top of them (flow/plugin/memory.py).
+            memory.trim()
+        return chunks

@@ -42,6 +42,7 @@ from mdchunks.db.urls import redact, scrub
 from mdchunks.errors import DatabaseUnavailable
 from mdchunks.heading_index import dialect_for
 from mdchunks.importers.registry import importer_for
+from mdchunks.plugin import memory
 from mdchunks.plugin.chunking import chunk_markdown
 from mdchunks.plugin.documents import DocumentProblem, read_document
 from mdchunks.plugin.languages import document_language
@@ -211,6 +212,11 @@ def _read_chunk_and_hash(
     # as 20% of the loop's time on the rust-book x16). So does the encoding of
     # the section rows the ledger keeps until they are written.
     content = read_document(data, rel_path, recipe.invalid_utf8)
+    if content.source_format != "markdown":
+        # The converter's freed tree (lxml's, python-docx's, Beautiful
+        # Soup's) handed back before the text is parsed and split beside it
+        # (flow/plugin/memory.py; issue 42: memory per document).
+        memory.trim()
     if max_text_bytes is not None and content.source_format != "markdown":
         # `--max-doc-bytes` bounds what a file becomes, not only its bytes on
         # disk: a 278 KB DOCX inflated to 60 MB of text (issue 42).
@@ -218,9 +224,8 @@ def _read_chunk_and_hash(
         if became is not None:
             raise DocumentTooLarge(converted_too_large(len(data), became, max_text_bytes))
     chunked = chunk_document(content.text, source=source, rel_path=rel_path, recipe=recipe)
-    return DocumentWork(
+    counted = DocumentWork(
         content_hash=hashlib.sha256(data).hexdigest(),
-        encoded=writes.Encoded.of(chunked.rows, chunked.sections),
         chunks=len(chunked.rows),
         sections=len(chunked.sections),
         merges=chunked.merges,
@@ -228,6 +233,10 @@ def _read_chunk_and_hash(
         note=content.note,
         title=chunked.title,
     )
+    del content  # the text, no longer needed beside the rows' encoding
+    # The rows are this call's alone: each is freed as it is encoded.
+    encoded = writes.Encoded.taking(chunked.rows, chunked.sections)
+    return dataclasses.replace(counted, encoded=encoded)
 
 
 def _utf8_size_past(text: str, limit: int) -> int | None:

@@ -30,14 +30,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import ctypes
-import ctypes.util
 import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
+
+from mdchunks.plugin.memory import TRIM
 
 T = TypeVar("T")
 
@@ -78,20 +78,8 @@ _BUDGET = ByteBudget(MAX_BYTES_IN_FLIGHT)
 _POOL = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="mdchunks-chunk")
 
 
-def _malloc_trim() -> Callable[[], object] | None:
-    """glibc's `malloc_trim(0)`, or None where the C library has none."""
-    name = ctypes.util.find_library("c")
-    try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):
-        return None
-    if trim is None:
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    return functools.partial(trim, 0)
-
-
-_TRIM = _malloc_trim()
+# glibc's malloc_trim, shared with the splitter (flow/plugin/memory.py).
+_TRIM = TRIM
 
 
 def _held(size: int, work: Callable[[], T]) -> T:
