@@ -535,7 +535,7 @@ WHERE t.source = %(source)s AND t.lexeme = n.lexeme;
 
 -- name: search_top_lists
 -- The top chunks of the query's lexemes in each searched source that holds
--- them (none where a source keeps no list for one: lexical.top_lists), with
+-- them (none where a source keeps no list for one: lexical_stats.top_lists), with
 -- the ratio by which a saturation computed at the list's avgdl may grow at
 -- the searched mean length %(avgdl)s (K shrinks with avgdl by at most that).
 SELECT t.lexeme, top.chunks, top.floors, top.floor, top.added,

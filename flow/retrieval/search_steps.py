@@ -220,7 +220,9 @@ def hits_of(
 ) -> list[SearchHit]:
     found = []
     for hit in ranked:
-        row = rows[hit.id]
+        row = rows.get(hit.id)
+        if row is None:  # gone since it was ranked (fetch_hits left it out)
+            continue
         found.append(
             SearchHit(
                 rank=hit.score,
