@@ -59,6 +59,12 @@ _MAYBE_LOSSES = (asyncpg.InterfaceError, asyncpg.InternalClientError)
 CANCEL_WAIT_SECONDS = 5.0
 
 
+def is_lost_on_connect(exc: BaseException) -> bool:
+    """Did opening a connection (asyncpg's own, unwrapped: a pool's) fail
+    because the server went away, rather than refuse us?"""
+    return isinstance(exc, _LOSSES) or is_loss(exc)
+
+
 def is_loss(exc: BaseException) -> bool:
     """Did this error end the session (server stopped, restarted, unreachable)?"""
     if isinstance(exc, ConnectionLost):

@@ -104,9 +104,7 @@ async def open_environment(
         # The run connected before it got here (its lock, the migrations): a
         # server gone since then is a loss, as a watch whose server stops just
         # as its engine starts meets it (issue 42), not a refused connection.
-        if isinstance(exc, (OSError, asyncpg.ConnectionDoesNotExistError)) or connection.is_loss(
-            exc
-        ):
+        if connection.is_lost_on_connect(exc):
             raise database.lost(database_url, exc) from None
         shown = " ".join(str(exc).split()) or type(exc).__name__
         raise DatabaseUnavailable(
